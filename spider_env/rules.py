@@ -1,0 +1,337 @@
+"""The rules: the one place that decides what is legal, and what a legal action does.
+
+* :func:`legal_actions` lists the legal action ids of a state (cached on the state);
+  everything else (masks, step validation, agents, tests) derives from it.
+* :func:`apply` returns the next state (the old one is untouched) and raises
+  :class:`IllegalMoveError` for an action not in :func:`legal_actions`.
+
+Rules of classic Spider as implemented (switches in :class:`~spider_env.variants.Variant`
+change them for other games):
+
+* A move takes the ``k`` exposed cards of a column when they are face up, of one suit and in
+  descending rank, onto a column whose exposed card is one rank higher (any suit), or onto an
+  empty column.
+* A face-down card that becomes exposed turns face up (counted in ``reveals``).
+* A deal puts the next stock pile onto the columns, one face-up card each, left to right; it is
+  legal while the stock is not empty and (classic rule) no column is empty.
+* Whenever the last 13 cards of a column are King down to Ace of one suit they are removed, after
+  a move and after a deal, in every column where that happens; the card under them turns up.
+* Won: ``runs_to_win`` runs removed. Over: won, or no legal action left.
+"""
+
+from __future__ import annotations
+
+from spider_env.actions import DEAL, DISCARD, MOVE, Move, check_action_id, decode, describe, encode
+from spider_env.cards import N_RANKS, card_str
+from spider_env.state import State, run_length
+
+_K = N_RANKS - 1  # card % 13 of a King
+
+
+class IllegalMoveError(ValueError):
+    """An action that is not legal in the state it was applied to."""
+
+
+def legal_actions(state: State) -> list[int]:
+    """Sorted legal action ids of ``state`` (empty when the game is over). Do not mutate it."""
+    legal = state._legal
+    if legal is None:
+        legal = _compute_legal(state)
+        state._legal = legal
+    return legal
+
+
+def legal_moves(state: State) -> list[Move]:
+    """:func:`legal_actions` decoded into :class:`Move` tuples."""
+    v = state.variant
+    return [decode(v, a) for a in legal_actions(state)]
+
+
+def is_terminal(state: State) -> bool:
+    """Won, or no legal action left."""
+    return not legal_actions(state)
+
+
+def _compute_legal(s: State) -> list[int]:
+    v = s.variant
+    if sum(s.completed) >= v.runs_to_win:
+        return []
+    C = v.n_columns
+    R = v.max_run
+    cols = s.cols
+    runs = s.runs
+    out: list[int] = []
+    empties = [d for d in range(C) if not cols[d]]
+    any_suit = v.build == "any-suit"
+    kings_only = v.empty_accepts == "king"
+    suited_run = v.move == "suited-run"
+    # Index the non-empty columns by the key a moved card must have to go on them:
+    # its rank (any-suit building) or its exact card id (same-suit building).
+    targets: dict[int, list[int]] = {}
+    for d in range(C):
+        col = cols[d]
+        if col:
+            top = col[-1]
+            if top % N_RANKS:  # nothing goes on an Ace
+                key = top % N_RANKS - 1 if any_suit else top - 1
+                lst = targets.get(key)
+                if lst is None:
+                    targets[key] = [d]
+                else:
+                    lst.append(d)
+    for src in range(C):
+        col = cols[src]
+        if not col:
+            continue
+        kmax = runs[src] if suited_run else len(col) - s.down[src]
+        base = src * R - 1
+        for k in range(1, kmax + 1):
+            moved = col[-k]
+            if any_suit:
+                lst = targets.get(moved % N_RANKS)
+            elif moved % N_RANKS != _K:
+                lst = targets.get(moved)
+            else:
+                lst = None
+            if lst is not None:
+                a0 = (base + k) * C
+                for d in lst:
+                    out.append(a0 + d)
+            if empties and (not kings_only or moved % N_RANKS == _K):
+                a0 = (base + k) * C
+                for d in empties:
+                    out.append(a0 + d)
+    n_move = C * R * C
+    if s.stock:
+        can_deal = True
+        if v.deal_needs_no_empty:
+            dealt = v.dealt_columns
+            for d in empties:
+                if d < dealt:
+                    can_deal = False
+                    break
+        if can_deal:
+            if v.choose_pile:
+                for j, pile in enumerate(s.stock):
+                    if pile:
+                        out.append(n_move + j)
+            elif s.stock[-1]:  # piles are dealt in order, so the last goes last
+                out.append(n_move)
+    if not v.auto_discard:
+        base_d = n_move + v.n_deal_actions
+        for c in range(C):
+            if runs[c] >= N_RANKS:
+                out.append(base_d + c)
+    if s.prev is not None:
+        out.append(v.n_actions - 1)
+    out.sort()
+    return out
+
+
+def apply(state: State, action: int | Move) -> State:
+    """The state after a legal ``action`` (an id or a :class:`Move`); ``state`` is unchanged.
+
+    Raises :class:`IllegalMoveError` (a ``ValueError``) naming the action and why it is
+    illegal, ``TypeError``/``ValueError`` for something that is not an action id.
+    """
+    v = state.variant
+    a = encode(v, action) if isinstance(action, Move) else check_action_id(v, action)
+    legal = state._legal
+    if legal is None:
+        legal = legal_actions(state)
+    if a not in legal:
+        raise IllegalMoveError(
+            f"illegal action {a} ({describe(v, a)}): {explain_illegal(state, a)}"
+        )
+    return _apply_legal(state, a)
+
+
+def _apply_legal(s: State, a: int) -> State:
+    v = s.variant
+    C = v.n_columns
+    R = v.max_run
+    n_move = C * R * C
+    cols = list(s.cols)
+    down = list(s.down)
+    runs = list(s.runs)
+    stock = s.stock
+    completed = s.completed
+    moves, deals, reveals, free_used = s.moves, s.deals, s.reveals, s.free_used
+    revealed = False
+    new = State.__new__(State)
+    if a < n_move:
+        dst = a % C
+        t = a // C
+        k = t % R + 1
+        src = t // R
+        scol = cols[src]
+        dcol = cols[dst]
+        moved = scol[-k:]
+        rest = scol[:-k]
+        cols[src] = rest
+        # The suited run at the end of the moved group, joined to dst's run if it continues it.
+        rs = runs[src]
+        if k <= rs:
+            if dcol and dcol[-1] == moved[0] + 1 and moved[0] % N_RANKS != _K:
+                runs[dst] = runs[dst] + k
+            else:
+                runs[dst] = k
+            if k < rs:
+                runs[src] = rs - k
+            else:
+                runs[src] = -1
+        else:
+            runs[dst] = rs
+            runs[src] = -1
+        cols[dst] = dcol + moved
+        moves += 1
+        if dst >= v.dealt_columns:
+            free_used = True
+        if runs[src] < 0:
+            d = down[src]
+            if d and d == len(rest):
+                down[src] = d - 1
+                reveals += 1
+                revealed = True
+                runs[src] = 1
+            else:
+                runs[src] = run_length(rest, d)
+        if v.auto_discard:
+            # A group move (any-face-up rule) can uncover a run completed under it at src.
+            for c in (dst, src):
+                if runs[c] >= N_RANKS:
+                    completed, rev = _discard(cols, down, runs, completed, c)
+                    reveals += rev
+                    revealed = revealed or rev > 0
+    elif a < n_move + v.n_deal_actions:
+        j = a - n_move if v.choose_pile else _next_pile(stock)
+        pile = stock[j]
+        stock = stock[:j] + ((),) + stock[j + 1 :]
+        deals += 1
+        revealed = True
+        for c, card in enumerate(pile):
+            col = cols[c]
+            if col and col[-1] == card + 1 and card % N_RANKS != _K:
+                runs[c] += 1
+            else:
+                runs[c] = 1
+            cols[c] = col + (card,)
+        if v.auto_discard:
+            for c in range(len(pile)):
+                if runs[c] >= N_RANKS:
+                    completed, rev = _discard(cols, down, runs, completed, c)
+                    reveals += rev
+    elif a < n_move + v.n_deal_actions + v.n_discard_actions:
+        c = a - n_move - v.n_deal_actions
+        completed, rev = _discard(cols, down, runs, completed, c)
+        reveals += rev
+        revealed = rev > 0
+    else:  # undo
+        p = s.prev
+        assert p is not None
+        new.variant = v
+        new.cols, new.down, new.runs, new.stock = p.cols, p.down, p.runs, p.stock
+        new.completed = p.completed
+        new.moves, new.deals, new.undos, new.reveals = moves, deals, s.undos + 1, reveals
+        new.free_used = free_used
+        new.prev = p.prev
+        new._legal = None
+        return new
+    new.variant = v
+    new.cols = tuple(cols)
+    new.down = tuple(down)
+    new.runs = tuple(runs)
+    new.stock = stock
+    new.completed = completed
+    new.moves, new.deals, new.undos, new.reveals = moves, deals, s.undos, reveals
+    new.free_used = free_used
+    new.prev = s if v.undo and not revealed else None
+    new._legal = None
+    return new
+
+
+def _next_pile(stock: tuple[tuple[int, ...], ...]) -> int:
+    for j, pile in enumerate(stock):
+        if pile:
+            return j
+    raise AssertionError("deal with an empty stock")  # excluded by legal_actions
+
+
+def _discard(
+    cols: list[tuple[int, ...]],
+    down: list[int],
+    runs: list[int],
+    completed: tuple[int, int, int, int],
+    c: int,
+) -> tuple[tuple[int, int, int, int], int]:
+    """Remove the complete run ending column ``c``; returns new completed counts and reveals."""
+    col = cols[c]
+    suit = col[-1] // N_RANKS
+    rest = col[:-N_RANKS]
+    cols[c] = rest
+    comp = list(completed)
+    comp[suit] += 1
+    d = down[c]
+    rev = 0
+    if d and d == len(rest):
+        down[c] = d - 1
+        rev = 1
+    runs[c] = run_length(rest, down[c])
+    return (comp[0], comp[1], comp[2], comp[3]), rev
+
+
+def explain_illegal(state: State, action: int | Move) -> str:
+    """Why ``action`` is not legal in ``state``, in words (for error messages only).
+
+    Legality itself is decided by :func:`legal_actions` alone; this only describes a refusal.
+    """
+    v = state.variant
+    m = action if isinstance(action, Move) else decode(v, action)
+    if state.won:
+        return "the game is won"
+    if m.kind == MOVE:
+        col = state.cols[m.src]
+        if m.src == m.dst:
+            return "source and target are the same column"
+        if not col:
+            return f"column {m.src} is empty"
+        movable = state.runs[m.src] if v.move == "suited-run" else len(col) - state.down[m.src]
+        if m.count > movable:
+            what = "suited descending run" if v.move == "suited-run" else "face-up cards"
+            return f"column {m.src} has only {movable} movable card(s) (its {what})"
+        top = col[-m.count]
+        dcol = state.cols[m.dst]
+        if not dcol:
+            if v.empty_accepts == "king":
+                return f"only a King may go to an empty column, not {card_str(top)}"
+            return "not legal in this position"
+        need = "one rank higher" if v.build == "any-suit" else "one rank higher, same suit"
+        return f"{card_str(top)} cannot go on {card_str(dcol[-1])} (needs a card {need})"
+    if m.kind == DEAL:
+        if not state.stock_cards:
+            return "the stock is empty"
+        if v.choose_pile and not state.stock[m.pile]:
+            return f"stock pile {m.pile} has been dealt already"
+        empty = [c for c in range(v.dealt_columns) if not state.cols[c]]
+        if empty and v.deal_needs_no_empty:
+            return f"no deal while a column is empty (column {empty[0]})"
+        return "not legal in this position"
+    if m.kind == DISCARD:
+        return f"column {m.src} does not end in a complete King..Ace run of one suit"
+    if m.kind == "undo":
+        return "nothing to undo (the last action revealed a card, or there was none)"
+    return "not legal in this position"
+
+
+__all__ = [
+    "DEAL",
+    "DISCARD",
+    "MOVE",
+    "IllegalMoveError",
+    "Move",
+    "apply",
+    "explain_illegal",
+    "is_terminal",
+    "legal_actions",
+    "legal_moves",
+]
