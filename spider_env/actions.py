@@ -26,12 +26,12 @@ MOVE, DEAL, DISCARD, UNDO = "move", "deal", "discard", "undo"
 class Move(NamedTuple):
     """A decoded action. ``kind`` is ``"move"``, ``"deal"``, ``"discard"`` or ``"undo"``.
 
-    ``src``/``count``/``dst`` describe a move; ``pile`` the deal; ``src`` the discard column.
+    ``src``/``cards``/``dst`` describe a move; ``pile`` the deal; ``src`` the discard column.
     """
 
     kind: str
     src: int = -1
-    count: int = 0
+    cards: int = 0
     dst: int = -1
     pile: int = -1
 
@@ -43,7 +43,7 @@ def check_action_id(variant: Variant, action: object) -> int:
             f"action must be an int in [0, {variant.n_actions}), got {type(action).__name__} "
             f"{action!r}"
         )
-    a = int(action.__index__())  # type: ignore[attr-defined]
+    a = int(action.__index__())
     if not 0 <= a < variant.n_actions:
         raise ValueError(
             f"action {a} is out of range: {variant.name} has actions 0..{variant.n_actions - 1}"
@@ -75,9 +75,9 @@ def encode(variant: Variant, move: Move) -> int:
     n_move = C * R * C
     kind = move.kind
     if kind == MOVE:
-        if not (0 <= move.src < C and 0 <= move.dst < C and 1 <= move.count <= R):
+        if not (0 <= move.src < C and 0 <= move.dst < C and 1 <= move.cards <= R):
             raise ValueError(f"{move} has no action id in {variant.name} (C={C}, R={R})")
-        return (move.src * R + move.count - 1) * C + move.dst
+        return (move.src * R + move.cards - 1) * C + move.dst
     if kind == DEAL:
         pile = max(move.pile, 0)
         if pile >= variant.n_deal_actions:
@@ -98,7 +98,7 @@ def describe(variant: Variant, action: int | Move) -> str:
     """An action in words: ``"move 3 cards 2 -> 7"``, ``"deal"``, ``"deal pile 3"``..."""
     m = action if isinstance(action, Move) else decode(variant, action)
     if m.kind == MOVE:
-        return f"move {m.count} card{'s' if m.count != 1 else ''} {m.src} -> {m.dst}"
+        return f"move {m.cards} card{'s' if m.cards != 1 else ''} {m.src} -> {m.dst}"
     if m.kind == DEAL:
         return f"deal pile {m.pile}" if variant.choose_pile else "deal"
     if m.kind == DISCARD:

@@ -228,11 +228,11 @@ def deal_from_text(text: str, variant: Variant | str | None = None) -> Deal:
         raise ValueError(f"deal text must have Play0..Play{v.n_columns - 1}, got {sorted(cols)}")
     if sorted(piles) != list(range(len(v.stock))):
         raise ValueError(f"deal text must have Deal0..Deal{len(v.stock) - 1}, got {sorted(piles)}")
-    for c, (_cards, hidden, lineno) in cols.items():
-        if hidden is not None and hidden != v.face_down[c]:
+    for c, (_cards, marked, lineno) in cols.items():
+        if marked is not None and marked != v.face_down[c]:
             raise ValueError(
                 f"deal text line {lineno}: column {c} starts with {v.face_down[c]} face-down "
-                f"cards in {v.name}, the text marks {hidden}"
+                f"cards in {v.name}, the text marks {marked}"
             )
     try:
         return Deal(

@@ -296,10 +296,10 @@ def explain_illegal(state: State, action: int | Move) -> str:
         if not col:
             return f"column {m.src} is empty"
         movable = state.runs[m.src] if v.move == "suited-run" else len(col) - state.down[m.src]
-        if m.count > movable:
+        if m.cards > movable:
             what = "suited descending run" if v.move == "suited-run" else "face-up cards"
             return f"column {m.src} has only {movable} movable card(s) (its {what})"
-        top = col[-m.count]
+        top = col[-m.cards]
         dcol = state.cols[m.dst]
         if not dcol:
             if v.empty_accepts == "king":

@@ -290,9 +290,9 @@ class State:
             try:
                 st = State(
                     variant,
-                    cols,
-                    down,
-                    stock,
+                    tuple(cols),
+                    tuple(down),
+                    tuple(stock),
                     completed,
                     ints["moves"],
                     ints["deals"],
@@ -438,9 +438,7 @@ def _parse_fields(raw: str, keys: tuple[str, ...]) -> dict[str, str] | None:
 
 def _parse_table(
     lines: list[str], pos: int, v: Variant
-) -> tuple[
-    tuple[int, int, int, int], list[tuple[int, ...]], list[int], list[tuple[int, ...]], int
-]:
+) -> tuple[tuple[int, int, int, int], list[tuple[int, ...]], list[int], list[tuple[int, ...]], int]:
     def line_at(prefix: str) -> str:
         if pos >= len(lines):
             raise _LineError(pos + 1, f"expected {prefix!r}, text ended")
