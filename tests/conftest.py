@@ -1,0 +1,172 @@
+"""Shared helpers for the engine tests: hand-built positions from compact text, random play.
+
+``position`` builds a :class:`~spider_env.state.State` from one short string per column so that
+a test shows exactly the cards that matter::
+
+    s = position(["* 5S 4S", "6H", "-", ...], piles=1)
+
+Column tokens: ``XX`` a face-up card, ``|XX`` a face-down card, ``*`` (first token only) "the
+cards nobody mentioned, face down, here" (deepest, sorted by id), ``-`` or an empty string for
+an empty column. Every position must still hold the whole deck (the engine validates that),
+which is what ``*`` and the auto-filled stock piles are for.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterator, Sequence
+
+import spider_env as se
+from spider_env.cards import N_RANKS, card_str, parse_card
+from spider_env.deals import deck
+from spider_env.rules import apply, legal_actions
+from spider_env.state import State
+from spider_env.variants import Variant, get_variant
+
+FILL = "*"
+
+
+def cards(text: str) -> list[int]:
+    """``"KS QS JS"`` -> card ids (no face-down marks)."""
+    return [parse_card(t) for t in text.split()]
+
+
+def run(suit: str, high: int, low: int = 1) -> str:
+    """A suited descending run as text: ``run("S", 13)`` is ``"KS QS ... AS"``."""
+    letters = "A23456789TJQK"
+    return " ".join(letters[r - 1] + suit for r in range(high, low - 1, -1))
+
+
+def position(
+    cols: Sequence[str],
+    *,
+    variant: str | Variant = "spider-4suit",
+    stock: Sequence[str] | None = None,
+    piles: int = 0,
+    completed: Sequence[int] = (0, 0, 0, 0),
+    moves: int = 0,
+    deals: int | None = None,
+    undos: int = 0,
+    reveals: int = 0,
+    free_used: bool = False,
+) -> State:
+    """A validated State from compact column strings (see the module docstring).
+
+    ``stock``: one string per stock pile (``"-"``/``""`` for a dealt pile), or ``piles``: the
+    number of undealt piles (the last ones), filled from the unmentioned cards in sorted order.
+    ``deals`` defaults to the number of dealt piles.
+    """
+    v = get_variant(variant)
+    if len(cols) != v.n_columns:
+        raise ValueError(f"{v.name} needs {v.n_columns} column strings, got {len(cols)}")
+    left = Counter(deck(v))
+    for s, n in enumerate(completed):
+        for r in range(N_RANKS):
+            left[s * N_RANKS + r] -= n
+    parsed: list[tuple[bool, list[int], int]] = []
+    for text in cols:
+        toks = text.split()
+        fill = bool(toks) and toks[0] == FILL
+        if fill:
+            toks = toks[1:]
+        if toks == ["-"]:
+            toks = []
+        col: list[int] = []
+        down = 0
+        for tok in toks:
+            if tok.startswith("|"):
+                if down != len(col):
+                    raise ValueError(f"face-down {tok} above a face-up card in {text!r}")
+                down += 1
+                tok = tok[1:]
+            col.append(parse_card(tok))
+        left.subtract(col)
+        parsed.append((fill, col, down))
+    pile_cards: list[tuple[int, ...]] = []
+    if stock is not None:
+        if len(stock) != len(v.stock):
+            raise ValueError(f"{v.name} has {len(v.stock)} stock piles, got {len(stock)}")
+        for p in stock:
+            pc = tuple(cards(p)) if p.strip() not in ("", "-") else ()
+            left.subtract(pc)
+            pile_cards.append(pc)
+    if any(n < 0 for n in left.values()):
+        over = [card_str(c) for c, n in left.items() if n < 0]
+        raise ValueError(f"more copies than the deck holds: {over}")
+    rest = sorted(left.elements())
+    if stock is None:
+        n_dealt = len(v.stock) - piles
+        pile_cards = [() for _ in range(n_dealt)]
+        for j in range(n_dealt, len(v.stock)):
+            need = v.stock[j]
+            if len(rest) < need:
+                raise ValueError("not enough unmentioned cards to fill the stock piles")
+            pile_cards.append(tuple(rest[:need]))
+            rest = rest[need:]
+    fills = [i for i, (f, _, _) in enumerate(parsed) if f]
+    if rest and not fills:
+        raise ValueError(f"{len(rest)} cards unplaced and no '*' column to put them in")
+    if len(fills) > 1:
+        raise ValueError("at most one '*' column")
+    out_cols, out_down = [], []
+    for fill, col, down in parsed:
+        if fill:
+            col = rest + col
+            down += len(rest)
+        out_cols.append(tuple(col))
+        out_down.append(down)
+    if deals is None:
+        deals = sum(1 for p in pile_cards if not p)
+    return State(
+        v,
+        tuple(out_cols),
+        tuple(out_down),
+        tuple(pile_cards),
+        tuple(completed),  # type: ignore[arg-type]
+        moves,
+        deals,
+        undos,
+        reveals,
+        free_used,
+    )
+
+
+def up(state: State, c: int) -> str:
+    """The face-up cards of column ``c`` as text (``""`` if none)."""
+    return " ".join(card_str(x) for x in state.cols[c][state.down[c] :])
+
+
+def act(state: State, text: str) -> int:
+    """The action id whose description is ``text`` (e.g. ``"move 2 cards 0 -> 3"``, ``"deal"``)."""
+    v = state.variant
+    for a in range(v.n_actions):
+        if se.describe(v, a) == text:
+            return a
+    raise ValueError(f"no action described as {text!r}")
+
+
+def mv(state: State, k: int, src: int, dst: int) -> int:
+    """Action id of moving ``k`` cards ``src -> dst`` (by the encoding formula, not the engine)."""
+    v = state.variant
+    C, R = v.n_columns, v.max_run
+    return (src * R + (k - 1)) * C + dst
+
+
+def moves_of(state: State) -> set[tuple[int, int, int]]:
+    """Legal moves as ``(k, src, dst)`` triples."""
+    return {(m.cards, m.src, m.dst) for m in se.legal_moves(state) if m.kind == "move"}
+
+
+def random_play(
+    state: State, rng: random.Random, max_steps: int = 400
+) -> Iterator[tuple[State, int, State]]:
+    """Yield ``(before, action, after)`` along a random legal game."""
+    for _ in range(max_steps):
+        legal = legal_actions(state)
+        if not legal:
+            return
+        a = rng.choice(legal)
+        nxt = apply(state, a)
+        yield state, a, nxt
+        state = nxt
