@@ -277,6 +277,142 @@ SPIDER_1SUIT = register_variant(_classic(1))
 SPIDER_2SUIT = register_variant(_classic(2))
 SPIDER_4SUIT = register_variant(_classic(4))
 
+# --- the other games of the rule sources (issue 6): data only, same engine ---------------------
+#
+# Sources: seed 000 (relaxed Spider, Spiderette, Simple Simon, Scorpion), seed 002 (the 78-card
+# eight-column tournament game), seed 003 (Culbertson's rules). PySolFC's Spider layout is used
+# by :mod:`spider_env.interop` to reproduce PySolFC game numbers.
+
+
+def _relaxed(suits: int) -> Variant:
+    return Variant(
+        name=f"spider-relaxed-{suits}suit",
+        suits=suits,
+        deal_needs_no_empty=False,
+        description=(
+            f"Relaxed Spider (seed 000), {suits} suit(s): classic Spider, but a deal is legal "
+            "while columns are empty (they get a card like every other column)."
+        ),
+    )
+
+
+def _spiderette(suits: int) -> Variant:
+    return Variant(
+        name=f"spiderette-{suits}suit",
+        suits=suits,
+        suit_sets=4,
+        layout=(1, 2, 3, 4, 5, 6, 7),
+        face_down=(0, 1, 2, 3, 4, 5, 6),
+        stock=(7, 7, 7, 3),
+        runs_to_win=4,
+        description=(
+            f"Spiderette (seed 000), one pack, {suits} suit(s): seven columns dealt like "
+            "Klondike (1..7 cards, the last face up); the 24 other cards are the stock, dealt "
+            "7, 7, 7 and finally 3 (onto columns 0-2); no deal while a column is empty; "
+            "four runs win."
+        ),
+    )
+
+
+def _tournament(suits: int) -> Variant:
+    return Variant(
+        name=f"spider-tournament-{suits}suit",
+        suits=suits,
+        suit_sets=6,
+        layout=(5, 5, 5, 5, 5, 5, 4, 4, 0),
+        face_down=(4, 4, 4, 4, 4, 4, 3, 3, 0),
+        stock=(8, 8, 8, 8, 8),
+        choose_pile=True,
+        pile_top_visible=True,
+        deal_needs_no_empty=False,
+        free_columns=1,
+        runs_to_win=6,
+        scoring="tournament",
+        undo=True,
+        description=(
+            f"The 78-card tournament game (seed 002), {suits} suit(s): eight columns "
+            "(six of 4 face-down + 1, two of 3 + 1) and a Free Column (column 8), empty at the "
+            "start, never dealt to, usable at any time; five draw piles of 8 with their top card "
+            "visible, the player picks the pile (its visible card goes to column 0); a deal is "
+            "legal with empty columns; six runs win; tournament score (+25 per revealed card, "
+            "+100 per run, +100 for a win without the Free Column; no clock, so no time bonus); "
+            "undo allowed when the last action revealed no card."
+        ),
+    )
+
+
+def _pysol(suits: int) -> Variant:
+    return Variant(
+        name=f"pysol-spider-{suits}suit",
+        suits=suits,
+        layout=(6, 5, 5, 6, 5, 5, 6, 5, 5, 6),
+        face_down=(5, 4, 4, 5, 4, 4, 5, 4, 4, 5),
+        description=(
+            f"Classic Spider, {suits} suit(s), in PySolFC's layout (6,5,5,6,5,5,6,5,5,6: the "
+            "sixth card goes to columns 0, 3, 6, 9); used to replay PySolFC game numbers."
+        ),
+    )
+
+
+SPIDER_RELAXED = {s: register_variant(_relaxed(s)) for s in (1, 2, 4)}
+
+CULBERTSON = register_variant(
+    Variant(
+        name="spider-culbertson",
+        auto_discard=False,
+        description=(
+            "Spider by Culbertson's rules (seed 003), two packs, four suits: discarding a "
+            "complete King..Ace run is optional (one discard action per column); a complete "
+            "run may stay, be split or moved; no deal while a column is empty."
+        ),
+    )
+)
+
+SPIDERETTE = {s: register_variant(_spiderette(s)) for s in (1, 2, 4)}
+
+SIMPLE_SIMON = register_variant(
+    Variant(
+        name="simple-simon",
+        suits=4,
+        suit_sets=4,
+        layout=(8, 8, 8, 7, 6, 5, 4, 3, 2, 1),
+        face_down=(0,) * 10,
+        stock=(),
+        runs_to_win=4,
+        description=(
+            "Simple Simon (seed 000), one pack: ten columns of 8, 8, 8, 7, 6, 5, 4, 3, 2, 1 "
+            "cards, all face up; no stock (no deal action); Spider moves; four runs win."
+        ),
+    )
+)
+
+SCORPION = register_variant(
+    Variant(
+        name="scorpion",
+        suits=4,
+        suit_sets=4,
+        layout=(7,) * 7,
+        face_down=(3, 3, 3, 3, 0, 0, 0),
+        stock=(3,),
+        deal_needs_no_empty=False,
+        build="same-suit",
+        move="any-face-up",
+        empty_accepts="king",
+        runs_to_win=4,
+        description=(
+            "Scorpion (seed 000; standard layout), one pack: seven columns of seven, the first "
+            "three cards of the first four columns face down; any face-up card moves with every "
+            "card on top of it onto the next higher card of its suit; only a King (with its "
+            "cards) goes into an empty column; the deal action puts the three reserve cards on "
+            "columns 0-2 (allowed with empty columns); four runs win."
+        ),
+    )
+)
+
+SPIDER_TOURNAMENT = {s: register_variant(_tournament(s)) for s in (1, 2)}
+
+PYSOL_SPIDER = {s: register_variant(_pysol(s)) for s in (1, 2, 4)}
+
 
 def get_variant(name: str | Variant) -> Variant:
     """Look a variant up by name (a ``Variant`` is returned as is)."""
