@@ -6,6 +6,8 @@ The rules core (:mod:`spider_env.rules`, :mod:`spider_env.state`, :mod:`spider_e
 
 from spider_env.actions import Move, decode, describe, encode
 from spider_env.deals import Deal, deal, deal_from_text, deal_to_text
+from spider_env.env import SpiderEnv
+from spider_env.registration import register_envs, register_variant_env
 from spider_env.rules import (
     IllegalMoveError,
     apply,
@@ -16,6 +18,8 @@ from spider_env.rules import (
 )
 from spider_env.state import State
 from spider_env.variants import VARIANTS, Variant, classic, get_variant
+
+register_envs()  # `import spider_env` registers "Spider-v0" (and every id in ENV_IDS)
 
 
 def new_game(variant: Variant | str = "spider-4suit", deal_number: int = 0) -> State:
@@ -30,6 +34,7 @@ __all__ = [
     "Deal",
     "IllegalMoveError",
     "Move",
+    "SpiderEnv",
     "State",
     "Variant",
     "apply",
@@ -46,4 +51,6 @@ __all__ = [
     "legal_actions",
     "legal_moves",
     "new_game",
+    "register_envs",
+    "register_variant_env",
 ]

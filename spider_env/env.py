@@ -1,0 +1,512 @@
+"""The Gymnasium environment: a thin shell over the rules core.
+
+Everything about legality comes from :func:`spider_env.rules.legal_actions`; observations from
+:mod:`spider_env.observation`, rewards from :mod:`spider_env.rewards`, text from
+:mod:`spider_env.render`. The full contract is the :class:`SpiderEnv` docstring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from spider_env.actions import Move, check_action_id, decode, describe, encode
+from spider_env.deals import deal as make_deal
+from spider_env.deals import deal_from_text
+from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder, TableEncoder
+from spider_env.render import render_text
+from spider_env.rewards import RewardFn, get_reward_fn
+from spider_env.rules import IllegalMoveError, apply, explain_illegal, legal_actions
+from spider_env.state import State
+from spider_env.variants import Variant, classic, get_variant
+
+DEFAULT_MAX_EPISODE_STEPS = 1000
+ILLEGAL_ACTION_POLICIES = ("penalize", "terminate", "raise")
+OBS_MODES = ("dict", "features", "flat")
+DEAL_NUMBER_RANGE = 2**32  # deals drawn by reset(seed=...) are numbers in [0, 2**32)
+
+# A reset option turns its value into (starting state, deal name, deal number or -1).
+ResetOption = Callable[[Variant, Any], tuple[State, str, int]]
+
+
+def _option_deal(variant: Variant, number: Any) -> tuple[State, str, int]:
+    if isinstance(number, bool) or not isinstance(number, (int, np.integer)):
+        raise TypeError(f"options['deal'] must be an int deal number, got {number!r}")
+    d = make_deal(variant, int(number))
+    return State.from_deal(d), d.name, int(number)
+
+
+def _option_deal_text(variant: Variant, text: Any) -> tuple[State, str, int]:
+    if not isinstance(text, str):
+        raise TypeError(f"options['deal_text'] must be a str, got {type(text).__name__}")
+    d = deal_from_text(text, variant)
+    return State.from_deal(d), "custom", -1
+
+
+def _option_state_text(variant: Variant, text: Any) -> tuple[State, str, int]:
+    if not isinstance(text, str):
+        raise TypeError(f"options['state_text'] must be a str, got {type(text).__name__}")
+    return _check_state(variant, State.from_text(text), "state_text"), "state", -1
+
+
+def _option_state(variant: Variant, state: Any) -> tuple[State, str, int]:
+    if not isinstance(state, State):
+        raise TypeError(f"options['state'] must be a spider_env.State, got {type(state).__name__}")
+    return _check_state(variant, state, "state"), "state", -1
+
+
+def _check_state(variant: Variant, state: State, key: str) -> State:
+    if state.variant != variant:
+        raise ValueError(
+            f"options[{key!r}] is a position of {state.variant.name} "
+            f"({state.variant.options_text() or 'default options'}), but this env plays "
+            f"{variant.name} ({variant.options_text() or 'default options'})"
+        )
+    return state
+
+
+RESET_OPTIONS: dict[str, ResetOption] = {
+    "deal": _option_deal,
+    "deal_text": _option_deal_text,
+    "state_text": _option_state_text,
+    "state": _option_state,
+}
+
+
+def register_reset_option(name: str, fn: ResetOption) -> None:
+    """Add a ``reset(options={name: value})`` way to choose the starting position.
+
+    ``fn(variant, value)`` returns ``(state, deal_name, deal_number_or_-1)``; used e.g. by
+    :mod:`spider_env.interop` for PySolFC game numbers.
+    """
+    if name in RESET_OPTIONS and RESET_OPTIONS[name] is not fn:
+        raise ValueError(f"reset option {name!r} is already registered")
+    RESET_OPTIONS[name] = fn
+
+
+class SpiderEnv(gym.Env[Any, np.int64]):
+    """Spider Solitaire (and its family of variants) with a fixed action encoding, exact action
+    masks and a player's-eye observation.
+
+    ## Description
+    Classic Spider is played with two packs (104 cards) in 1, 2 or 4 suits. Ten columns are
+    dealt (54 cards, the top card of each face up) and 50 cards stay in the stock. A run of
+    face-up cards of one suit in descending rank may be moved onto a card one rank higher of
+    any suit, or into an empty column. A face-down card that becomes exposed turns face up. A
+    deal puts one stock card face up on every column (not allowed while a column is empty).
+    A complete King-to-Ace run of one suit is removed at once; removing eight wins. The rules
+    are those of :mod:`spider_env.rules`, the only place that decides legality; other games
+    of the family (:mod:`spider_env.variants`) are chosen with `variant=`.
+
+    ## Action Space
+    `Discrete(C * R * C + D)` (plus `C` discard actions where discarding a run is optional,
+    plus 1 undo action where undo is on), with `C` columns, `R` the longest movable run (13
+    for suited-run moves) and `D` deal actions (1 for classic Spider; one per stock pile when
+    the player chooses the pile):
+
+    - move the `k` exposed cards of column `src` onto column `dst`:
+      `action = (src * R + (k - 1)) * C + dst`;
+    - deal number `j`: `action = C * R * C + j`;
+    - discard the complete run ending column `c` (only without automatic discard):
+      `action = C * R * C + D + c`;
+    - undo (only with `undo=True`): the last id.
+
+    Classic Spider: 1301 actions, the deal is 1300. `env.encode_action(src, k, dst)`,
+    `env.decode_action(a)` and `env.describe_action(a)` ("move 3 cards 2 -> 7", "deal")
+    translate. Only a few dozen actions are legal in a position: use the mask.
+
+    ## Action Mask
+    `env.action_masks()` (the sb3-contrib convention) and `info["action_mask"]` after every
+    `reset` and `step`: a `bool` array of length `n_actions`, True exactly for the ids of
+    `spider_env.rules.legal_actions(state)`. It is all False only in a terminal state. With
+    `mask_in_obs=True` the observation gets the same mask as `"action_mask"` (`int8` 0/1, a
+    `Box(0, 1, (n_actions,), int8)`).
+
+    ## Observation Space
+    What a player sees, nothing more (face-down cards and the stock order never appear).
+    With `obs_mode="dict"` (default), a `Dict`:
+
+    | key            | space                                  | meaning                        |
+    |----------------|----------------------------------------|--------------------------------|
+    | `"tableau"`    | `Box(0, 53, (C, L), int8)`             | row `c` = column `c`, deepest  |
+    |                |                                        | card first, then zeros         |
+    | `"deals_left"` | `Discrete(P + 1)`                      | deals remaining                |
+    | `"completed"`  | `Box(0, suit_sets, (4,), int8)`        | completed runs per suit        |
+    | `"pile_tops"`  | `Box(0, 53, (P,), int8)`               | only variants showing the top  |
+    |                |                                        | card of each stock pile        |
+
+    Tableau values: `0` no card, `1` face-down card, `2 + card_id` face-up card, with
+    `card_id = suit * 13 + rank - 1`, suits spades, hearts, diamonds, clubs (0..3), rank
+    1 = Ace .. 13 = King. `L = variant.max_column_length` bounds every reachable column
+    (classic Spider: `L = 6 - 1 + 13 * (1 + 5) = 83`, the deepest never-moved dealt cards plus
+    one 13-card build per stock card a column can receive plus one), so no card is ever dropped.
+
+    `obs_mode="features"` gives the encoding made for learning, a `Dict` of `float32` arrays
+    `"columns"` `(C, F)` and `"globals"` `(G,)` (for SB3's `MultiInputPolicy`);
+    `obs_mode="flat"` concatenates them into one `Box` (for `MlpPolicy`). Per column: face-down
+    count (normalised), face-up count / 13, empty flag, suited run length / 13, then one-hot
+    rank (+ suit, with more than one suit) of the run's base card and of the last
+    `feature_slots` face-up cards; globals: deals left, completed runs (total and per suit),
+    visible pile tops. See :mod:`spider_env.observation` for the exact layout.
+
+    ## Starting State
+    A deal of the variant: with `reset(seed=s)` deal number `n` drawn from the env's RNG
+    (`n` in `[0, 2**32)`, the same for the same seed on every machine and process); `reset()`
+    continues the RNG; `options={"deal": n}` plays deal `n` of the engine's generator;
+    `options={"deal_text": text}` a deal typed in (KPatience-like `Play0:`/`Deal0:` lines, see
+    :mod:`spider_env.deals`); `options={"state_text": text}` / `options={"state": State}`
+    any position of the same variant. `info["deal"]` names the deal (`"spider-4suit#123"`,
+    `"custom"` or `"state"`), `info["deal_number"]` is its number (-1 if none).
+
+    ## Rewards
+    `reward_mode` selects a function of :mod:`spider_env.rewards` (or pass a callable
+    `reward(prev_state, action, state) -> float`). What an episode's rewards sum to:
+
+    - `"score"` (default): change of the variant's score. Sum = final score - starting score
+      (Windows scoring: final score - 500, the score being 500 - actions + 100 per run).
+    - `"runs"`: +1 per completed run, +10 on the winning action. Sum = runs + 10 * won.
+    - `"shaped"`: +1 per run, +0.1 per revealed tableau card, +10 on win, -0.01 per action.
+      Sum = runs + 0.1 * reveals + 10 * won - 0.01 * legal actions.
+    - `"win"`: +1 on the winning action. Sum = 1 if won else 0.
+
+    Every penalized illegal action adds `illegal_reward` (default -1.0) instead.
+
+    ## Episode End
+    - Termination: the game is won, or no legal action is left (or an illegal action with
+      `illegal_action="terminate"`).
+    - Truncation: only by the step limit (`TimeLimit`): `gymnasium.make("Spider-v0")` uses
+      `max_episode_steps=1000`. Solutions of classic deals take a few hundred actions (won
+      Windows games need under 500 to score positive), so 1000 leaves room for exploration
+      while cutting the endless back-and-forth moves of random play; pass
+      `max_episode_steps=` to change it. `SpiderEnv(...)` built directly has no limit.
+
+    ## Illegal and malformed actions
+    `illegal_action` chooses what a legal-but-not-now action does: `"penalize"` (default: the
+    state is unchanged, reward `illegal_reward`, `info["illegal_action"] = True`),
+    `"terminate"` (the same, and the episode terminates) or `"raise"`
+    (`spider_env.IllegalMoveError`, a `ValueError` naming the action and why). An action that
+    is not an int (`TypeError`), out of range (`ValueError`), or a step before `reset` or after
+    the episode terminated (`RuntimeError`) is always an error.
+
+    ## Information
+    `info` after every reset and step: `action_mask`, `score`, `moves`, `completed_runs`
+    (also as `runs_completed`), `deals_left`, `is_success` (won; read by SB3's `Monitor`),
+    `legal_action_count`, `illegal_action`, `deal`, `deal_number`.
+
+    ## Arguments
+    ```python
+    import gymnasium as gym
+    import spider_env  # registers Spider-v0
+    env = gym.make("Spider-v0", suits=4, reward_mode="score", illegal_action="penalize",
+                   mask_in_obs=False, obs_mode="dict", render_mode="ansi")
+    ```
+    - `variant=None`: a variant name or `Variant` (default classic Spider with `suits`).
+    - `suits=None`: 1, 2 or 4 (default 4) for classic Spider; must agree with `variant`.
+    - `reward_mode="score"`, `illegal_action="penalize"`, `illegal_reward=-1.0`: see above.
+    - `mask_in_obs=False`: add `"action_mask"` to the observation.
+    - `obs_mode="dict"`: `"dict"`, `"features"` or `"flat"`; `feature_slots=6` face-up card
+      slots per column in the feature encodings.
+    - `undo=False`: add the undo action (legal when the last action revealed nothing).
+    - `render_mode=None`: `"ansi"` (`render()` returns the text) or `"human"` (prints it);
+      `ascii=False` plain-ASCII cards (`KS TH`, `##` backs); `color=False` red suits in colour.
+
+    The read-only `env.state` is the engine's full state, hidden cards included: for tools,
+    tests and recording, not for agents.
+
+    ## Version History
+    - v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012  (Gymnasium declares it as an instance attribute)
+
+    def __init__(
+        self,
+        variant: str | Variant | None = None,
+        suits: int | None = None,
+        reward_mode: str | RewardFn = "score",
+        illegal_action: str = "penalize",
+        illegal_reward: float = -1.0,
+        mask_in_obs: bool = False,
+        obs_mode: str = "dict",
+        feature_slots: int = DEFAULT_FEATURE_SLOTS,
+        undo: bool = False,
+        render_mode: str | None = None,
+        ascii: bool = False,
+        color: bool = False,
+    ) -> None:
+        self.variant = _resolve_variant(variant, suits, undo)
+        if illegal_action not in ILLEGAL_ACTION_POLICIES:
+            raise ValueError(
+                f"illegal_action must be one of {ILLEGAL_ACTION_POLICIES}, got {illegal_action!r}"
+            )
+        if obs_mode not in OBS_MODES:
+            raise ValueError(f"obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        if mask_in_obs and obs_mode == "flat":
+            raise ValueError(
+                "mask_in_obs=True needs a Dict observation (obs_mode 'dict' or 'features')"
+            )
+        self.reward_mode = reward_mode
+        self.reward_fn = get_reward_fn(reward_mode)
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self.mask_in_obs = bool(mask_in_obs)
+        self.obs_mode = obs_mode
+        self.render_mode = render_mode
+        self.ascii = bool(ascii)
+        self.color = bool(color)
+
+        v = self.variant
+        self.n_actions = v.n_actions
+        self.action_space = spaces.Discrete(self.n_actions)
+        self._table: TableEncoder | None = None
+        self._features: FeatureEncoder | None = None
+        obs_spaces: dict[str, spaces.Space[Any]] = {}
+        if obs_mode == "dict":
+            self._table = TableEncoder(v)
+            for key, (shape, low, high, dtype) in self._table.spec().items():
+                if key == "deals_left":
+                    obs_spaces[key] = spaces.Discrete(high + 1)
+                else:
+                    obs_spaces[key] = spaces.Box(low, high, shape, dtype)
+        else:
+            self._features = FeatureEncoder(v, feature_slots)
+            spec = self._features.spec()
+            col_high = self._features.column_high()
+            obs_spaces["columns"] = spaces.Box(0.0, col_high, spec["columns"][0], np.float32)
+            obs_spaces["globals"] = spaces.Box(0.0, 1.0, spec["globals"][0], np.float32)
+        if self.mask_in_obs:
+            obs_spaces["action_mask"] = spaces.Box(0, 1, (self.n_actions,), np.int8)
+        self.observation_space: spaces.Space[Any]
+        if obs_mode == "flat":
+            n_glob = spec["globals"][0][0]
+            flat_high = np.concatenate([col_high.ravel(), np.ones(n_glob, dtype=np.float32)])
+            self.observation_space = spaces.Box(
+                np.zeros_like(flat_high), flat_high, dtype=np.float32
+            )
+        else:
+            self.observation_space = spaces.Dict(obs_spaces)
+
+        self._state: State | None = None
+        self._mask = np.zeros(self.n_actions, dtype=bool)
+        self._done = False
+        self._deal_name = ""
+        self._deal_number = -1
+        self._last_action: str | None = None
+
+    # --- public helpers --------------------------------------------------------------------
+    @property
+    def state(self) -> State:
+        """The engine's full current state (HIDDEN cards included: not for agents)."""
+        if self._state is None:
+            raise RuntimeError("the env has no state yet: call reset() first")
+        return self._state
+
+    def action_masks(self) -> np.ndarray:
+        """Bool array, True exactly for the legal actions of the current state."""
+        if self._state is None:
+            raise RuntimeError("call reset() before action_masks()")
+        return self._mask
+
+    def legal_actions(self) -> list[int]:
+        """The legal action ids of the current state (sorted; do not mutate)."""
+        return legal_actions(self.state)
+
+    def decode_action(self, action: int) -> Move:
+        """The :class:`~spider_env.actions.Move` behind an action id."""
+        return decode(self.variant, action)
+
+    def describe_action(self, action: int | Move) -> str:
+        """An action in words: ``"move 3 cards 2 -> 7"``, ``"deal"``..."""
+        return describe(self.variant, action)
+
+    def encode_action(
+        self,
+        move: Move | str | int,
+        cards: int | None = None,
+        dst: int | None = None,
+        *,
+        pile: int = 0,
+        column: int | None = None,
+    ) -> int:
+        """The action id of a move.
+
+        ``encode_action(src, k, dst)`` moves ``k`` cards; ``encode_action("deal")`` (or
+        ``pile=j``), ``encode_action("discard", column=c)``, ``encode_action("undo")``, or a
+        :class:`~spider_env.actions.Move`.
+        """
+        v = self.variant
+        if isinstance(move, Move):
+            return encode(v, move)
+        if isinstance(move, str):
+            if move == "deal":
+                return encode(v, Move("deal", pile=pile))
+            if move == "discard":
+                if column is None:
+                    raise ValueError("encode_action('discard') needs column=")
+                return encode(v, Move("discard", src=column))
+            if move == "undo":
+                return encode(v, Move("undo"))
+            raise ValueError(f"unknown action kind {move!r} (use 'deal', 'discard', 'undo')")
+        if cards is None or dst is None:
+            raise ValueError("encode_action(src, cards, dst) needs all three numbers")
+        for name, val in (("src", move), ("cards", cards), ("dst", dst)):
+            if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
+                raise TypeError(f"{name} must be an int, got {val!r}")
+        return encode(v, Move("move", int(move), int(cards), int(dst)))
+
+    # --- Gymnasium API ---------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        state, name, number = self._starting_state(options)
+        self._state = state
+        self._deal_name = name
+        self._deal_number = number
+        self._last_action = None
+        legal = legal_actions(state)
+        self._done = not legal
+        if self._table is not None:
+            self._table.reset(state)
+        elif self._features is not None:
+            self._features.reset(state)
+        mask = np.zeros(self.n_actions, dtype=bool)
+        mask[legal] = True
+        self._mask = mask
+        obs = self._observe(state)
+        if self.render_mode == "human":
+            self.render()
+        return obs, self._info(state, len(legal), False)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        st = self._state
+        if st is None:
+            raise RuntimeError("step() called before reset(): call env.reset() first")
+        if self._done:
+            raise RuntimeError("the episode has ended (terminated): call env.reset() first")
+        try:
+            a = check_action_id(self.variant, action)
+        except TypeError as exc:
+            raise TypeError(f"invalid action {action!r}: {exc}") from None
+        if self._mask[a]:
+            new = apply(st, a)
+            reward = self.reward_fn(st, a, new)
+            legal = legal_actions(new)
+            mask = np.zeros(self.n_actions, dtype=bool)
+            mask[legal] = True
+            self._mask = mask
+            self._state = new
+            terminated = not legal
+            self._done = terminated
+            self._last_action = describe(self.variant, a)
+            obs = self._observe(new)
+            info = self._info(new, len(legal), False)
+        else:
+            why = explain_illegal(st, a)
+            text = describe(self.variant, a)
+            if self.illegal_action == "raise":
+                raise IllegalMoveError(f"illegal action {a} ({text}): {why}")
+            reward = self.illegal_reward
+            terminated = self.illegal_action == "terminate"
+            self._done = terminated
+            self._last_action = f"{text} (illegal, refused: {why})"
+            self._mask = self._mask.copy()  # each step returns its own arrays
+            obs = self._observe(st)
+            info = self._info(st, len(legal_actions(st)), True)
+        if self.render_mode == "human":
+            self.render()
+        return obs, reward, terminated, False, info
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn(
+                "You are calling render() without a render_mode; pass render_mode='ansi' or "
+                "'human' when making the env."
+            )
+            return None
+        text = render_text(
+            self.state, ascii=self.ascii, color=self.color, last_action=self._last_action
+        )
+        if self.render_mode == "ansi":
+            return text
+        print(text, end="")
+        return None
+
+    # --- internals -------------------------------------------------------------------------
+    def _starting_state(self, options: dict[str, Any] | None) -> tuple[State, str, int]:
+        if options:
+            if not isinstance(options, dict):
+                raise TypeError(f"options must be a dict, got {type(options).__name__}")
+            unknown = [k for k in options if k not in RESET_OPTIONS]
+            if unknown:
+                raise ValueError(
+                    f"unknown reset option(s) {unknown}; known: {sorted(RESET_OPTIONS)}"
+                )
+            if len(options) > 1:
+                raise ValueError(f"give at most one way to choose the start, got {sorted(options)}")
+            ((key, value),) = options.items()
+            return RESET_OPTIONS[key](self.variant, value)
+        number = int(self.np_random.integers(0, DEAL_NUMBER_RANGE))
+        d = make_deal(self.variant, number)
+        return State.from_deal(d), d.name, number
+
+    def _observe(self, state: State) -> Any:
+        if self._table is not None:
+            obs = self._table.encode(state)
+        else:
+            assert self._features is not None
+            cols, glob = self._features.encode(state)
+            if self.obs_mode == "flat":
+                return np.concatenate((cols.ravel(), glob))
+            obs = {"columns": cols, "globals": glob}
+        if self.mask_in_obs:
+            obs["action_mask"] = self._mask.astype(np.int8)
+        return obs
+
+    def _info(self, state: State, n_legal: int, illegal: bool) -> dict[str, Any]:
+        runs = sum(state.completed)
+        return {
+            "action_mask": self._mask,
+            "score": state.score,
+            "moves": state.moves,
+            "completed_runs": runs,
+            "runs_completed": runs,
+            "deals_left": state.deals_left,
+            "is_success": runs >= self.variant.runs_to_win,
+            "legal_action_count": n_legal,
+            "illegal_action": illegal,
+            "deal": self._deal_name,
+            "deal_number": self._deal_number,
+        }
+
+
+def _resolve_variant(variant: str | Variant | None, suits: int | None, undo: bool) -> Variant:
+    if suits is not None and (isinstance(suits, bool) or suits not in (1, 2, 4)):
+        raise ValueError(f"suits must be 1, 2 or 4, got {suits!r}")
+    if variant is None:
+        v = classic(suits if suits is not None else 4)
+    else:
+        v = get_variant(variant)
+        if suits is not None and suits != v.suits:
+            raise ValueError(
+                f"suits={suits} contradicts variant {v.name!r}, which has {v.suits} suit(s)"
+            )
+    if not isinstance(undo, bool):
+        raise TypeError(f"undo must be a bool, got {undo!r}")
+    if undo and not v.undo:
+        v = v.with_options(undo=True)
+    return v
+
+
+__all__ = [
+    "DEFAULT_MAX_EPISODE_STEPS",
+    "RESET_OPTIONS",
+    "SpiderEnv",
+    "register_reset_option",
+]

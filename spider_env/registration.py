@@ -1,0 +1,67 @@
+"""Gymnasium registration: ``Spider-v0`` and one id per variant.
+
+``import spider_env`` calls :func:`register_envs`, which registers every id of
+:data:`ENV_IDS` (idempotent). To give a new variant its own id, add it to the table or call
+:func:`register_variant_env` (e.g. ``register_variant_env("Spiderette-v0", "spiderette-4suit")``);
+``gymnasium.make(env_id, **kwargs)`` then builds a :class:`~spider_env.env.SpiderEnv` of that
+variant under a ``TimeLimit`` of ``max_episode_steps`` (default
+:data:`~spider_env.env.DEFAULT_MAX_EPISODE_STEPS` = 1000, see the ``SpiderEnv`` docstring).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
+
+ENTRY_POINT = "spider_env.env:SpiderEnv"
+
+# env id -> variant name (None: classic Spider, chosen with suits=1|2|4, default 4).
+ENV_IDS: dict[str, str | None] = {
+    "Spider-v0": None,
+}
+
+
+def register_variant_env(
+    env_id: str,
+    variant_name: str | None,
+    max_episode_steps: int | None = DEFAULT_MAX_EPISODE_STEPS,
+    **kwargs: Any,
+) -> None:
+    """Register ``env_id`` as a ``SpiderEnv`` of ``variant_name`` (``None``: classic Spider).
+
+    ``kwargs`` become default constructor arguments (overridable in ``gymnasium.make``).
+    Re-registering an id with the same variant is a no-op; with another variant, an error.
+    """
+    if not isinstance(env_id, str) or not env_id:
+        raise ValueError(f"env_id must be a non-empty str, got {env_id!r}")
+    known = ENV_IDS.get(env_id, variant_name)
+    if known != variant_name:
+        raise ValueError(f"{env_id} is already registered for variant {known!r}")
+    ENV_IDS[env_id] = variant_name
+    if env_id in gymnasium.registry:
+        return
+    defaults = dict(kwargs)
+    if variant_name is not None:
+        from spider_env.variants import get_variant
+
+        get_variant(variant_name)  # fail now, with the list of known variants, if unknown
+        defaults["variant"] = variant_name
+    gymnasium.register(
+        id=env_id,
+        entry_point=ENTRY_POINT,
+        max_episode_steps=max_episode_steps,
+        kwargs=defaults,
+    )
+
+
+def register_envs() -> list[str]:
+    """Register every id of :data:`ENV_IDS` (idempotent); returns the ids."""
+    for env_id, variant_name in list(ENV_IDS.items()):
+        register_variant_env(env_id, variant_name)
+    return list(ENV_IDS)
+
+
+__all__ = ["ENTRY_POINT", "ENV_IDS", "register_envs", "register_variant_env"]

@@ -1,0 +1,97 @@
+"""Text rendering of a position (pure functions, no Gymnasium).
+
+:func:`render_text` draws the whole table: a header (variant, deals left, completed runs, score,
+moves), the columns side by side (deepest card at the top, like on a real table), face-down cards
+as a back (``▒▒``, or ``##`` in plain ASCII), face-up cards as ``K♠ 10♥`` (or ``KS TH``), red
+suits in colour when ``color=True`` (ANSI escape codes), the visible tops of stock piles where the
+variant shows them, and the last action in words.
+"""
+
+from __future__ import annotations
+
+from spider_env.cards import N_RANKS, RANK_LETTERS, RANK_WORDS, SUIT_LETTERS, SUIT_SYMBOLS
+from spider_env.rules import legal_actions
+from spider_env.state import State
+
+RED = "\x1b[31m"
+RESET = "\x1b[0m"
+BACK_UNICODE = "▒▒"
+BACK_ASCII = "##"
+CELL = 4  # characters per column ("10♥" plus a space)
+
+
+def card_text(card: int, ascii: bool = False) -> str:
+    """``"10♥"`` / ``"TH"``."""
+    r, s = card % N_RANKS, card // N_RANKS
+    if ascii:
+        return RANK_LETTERS[r] + SUIT_LETTERS[s]
+    return RANK_WORDS[r] + SUIT_SYMBOLS[s]
+
+
+def _cell(card: int | None, face_up: bool, ascii: bool, color: bool) -> str:
+    if card is None:
+        return " " * CELL
+    if not face_up:
+        text = BACK_ASCII if ascii else BACK_UNICODE
+        return text.rjust(CELL - 1) + " "
+    text = card_text(card, ascii).rjust(CELL - 1)
+    if color and card // N_RANKS in (1, 2):
+        text = RED + text + RESET
+    return text + " "
+
+
+def header_text(state: State) -> str:
+    """The one-line summary: variant, deals left, completed runs, score, moves."""
+    v = state.variant
+    done = sum(state.completed)
+    return (
+        f"{v.name} | deals left {state.deals_left} | completed {done}/{v.runs_to_win} | "
+        f"score {state.score} | moves {state.moves}"
+    )
+
+
+def render_text(
+    state: State,
+    *,
+    ascii: bool = False,
+    color: bool = False,
+    last_action: str | None = None,
+) -> str:
+    """The table as text (ends with a newline). ``last_action`` is shown in words if given."""
+    v = state.variant
+    lines = [header_text(state)]
+    suits = "".join(
+        f" {(SUIT_LETTERS if ascii else SUIT_SYMBOLS)[s]}{state.completed[s]}" for s in v.suit_ids
+    )
+    stock_line = f"stock: {state.stock_cards} cards in {state.deals_left} deal(s)"
+    if v.pile_top_visible:
+        tops = [card_text(p[0], ascii) if p else "--" for p in state.stock]
+        stock_line += " | pile tops: " + " ".join(tops)
+    lines.append(f"runs by suit:{suits} | {stock_line}")
+    lines.append(f"last action: {last_action if last_action is not None else '-'}")
+    C = v.n_columns
+    labels = []
+    for c in range(C):
+        label = f"F{c}" if c >= v.dealt_columns else str(c)
+        labels.append(label.rjust(CELL - 1) + " ")
+    lines.append("".join(labels).rstrip())
+    depth = max((len(col) for col in state.cols), default=0)
+    for i in range(max(depth, 1)):
+        cells = []
+        for c in range(C):
+            col = state.cols[c]
+            if i < len(col):
+                cells.append(_cell(col[i], i >= state.down[c], ascii, color))
+            elif i == 0:
+                cells.append("--".rjust(CELL - 1) + " ")
+            else:
+                cells.append(" " * CELL)
+        lines.append("".join(cells).rstrip())
+    if state.won:
+        lines.append("*** won ***")
+    elif not legal_actions(state):
+        lines.append("*** no legal action: game over ***")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["card_text", "header_text", "render_text"]

@@ -1,0 +1,138 @@
+"""Reward functions, selectable by name and injectable (no Gymnasium here).
+
+A reward function is any callable ``reward(prev: State, action: int, state: State) -> float``
+called after each *legal* action (``state = apply(prev, action)``). Illegal actions do not call
+it: the env's ``illegal_reward`` applies instead. Built-in modes (``SpiderEnv(reward_mode=...)``):
+
+==========  ==================================================  ====================================
+name        reward per legal action                             sum over an episode
+==========  ==================================================  ====================================
+"score"     change of the variant's score                       final score - starting score
+            (Windows: -1 per action, +100 per run; tournament:  (Windows: final score - 500;
+            +25 per reveal, +100 per run, +100 on a clean win)  tournament: final score)
+"runs"      +1 per completed run, +``win_bonus`` (10) on win     runs completed + 10 * won
+"shaped"    +1 per run, +0.1 per revealed tableau card,          runs + 0.1 * reveals + 10 * won
+            +10 on win, -0.01 per action                         - 0.01 * legal actions
+"win"       +1 when the game is won                              1 if won else 0
+==========  ==================================================  ====================================
+
+(plus ``illegal_reward`` times the number of penalized illegal actions, in every mode).
+Pass an instance (e.g. ``ShapedReward(reveal=0.5)``) or any callable to customise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from spider_env.state import State
+
+
+class RewardFn(Protocol):
+    def __call__(self, prev: State, action: int, state: State) -> float: ...
+
+
+class ScoreReward:
+    """The change of the game's score (the variant's scoring rule)."""
+
+    name = "score"
+
+    def __call__(self, prev: State, action: int, state: State) -> float:
+        return float(state.score - prev.score)
+
+    def __repr__(self) -> str:
+        return "ScoreReward()"
+
+
+class RunsReward:
+    """+1 per completed run, plus ``win_bonus`` on the action that wins."""
+
+    name = "runs"
+
+    def __init__(self, win_bonus: float = 10.0) -> None:
+        self.win_bonus = float(win_bonus)
+
+    def __call__(self, prev: State, action: int, state: State) -> float:
+        r = float(sum(state.completed) - sum(prev.completed))
+        if r and state.won:
+            r += self.win_bonus
+        return r
+
+    def __repr__(self) -> str:
+        return f"RunsReward(win_bonus={self.win_bonus})"
+
+
+class ShapedReward:
+    """``run`` per completed run, ``reveal`` per face-down tableau card turned up, ``win`` on the
+    winning action, minus ``step_cost`` per legal action."""
+
+    name = "shaped"
+
+    def __init__(
+        self, run: float = 1.0, reveal: float = 0.1, win: float = 10.0, step_cost: float = 0.01
+    ) -> None:
+        self.run, self.reveal, self.win, self.step_cost = (
+            float(run),
+            float(reveal),
+            float(win),
+            float(step_cost),
+        )
+
+    def __call__(self, prev: State, action: int, state: State) -> float:
+        runs = sum(state.completed) - sum(prev.completed)
+        r = self.run * runs + self.reveal * (state.reveals - prev.reveals) - self.step_cost
+        if runs and state.won:
+            r += self.win
+        return r
+
+    def __repr__(self) -> str:
+        return (
+            f"ShapedReward(run={self.run}, reveal={self.reveal}, win={self.win}, "
+            f"step_cost={self.step_cost})"
+        )
+
+
+class WinReward:
+    """+1 on the action that wins the game, 0 otherwise."""
+
+    name = "win"
+
+    def __call__(self, prev: State, action: int, state: State) -> float:
+        return 1.0 if state.won and not prev.won else 0.0
+
+    def __repr__(self) -> str:
+        return "WinReward()"
+
+
+REWARD_MODES: dict[str, Callable[[], RewardFn]] = {
+    "score": ScoreReward,
+    "runs": RunsReward,
+    "shaped": ShapedReward,
+    "win": WinReward,
+}
+
+
+def get_reward_fn(mode: str | RewardFn) -> RewardFn:
+    """A reward function by name (see the module docstring), or ``mode`` itself if callable."""
+    if isinstance(mode, str):
+        try:
+            return REWARD_MODES[mode]()
+        except KeyError:
+            raise ValueError(
+                f"unknown reward_mode {mode!r}; known: {', '.join(sorted(REWARD_MODES))} "
+                "(or pass a callable reward(prev, action, state) -> float)"
+            ) from None
+    if callable(mode):
+        return mode
+    raise TypeError(f"reward_mode must be a name or a callable, got {type(mode).__name__}")
+
+
+__all__ = [
+    "REWARD_MODES",
+    "RewardFn",
+    "RunsReward",
+    "ScoreReward",
+    "ShapedReward",
+    "WinReward",
+    "get_reward_fn",
+]
