@@ -281,8 +281,9 @@ class State:
                 if label != f"{len(tables)}:":
                     raise fail(n, f"expected 'undo {len(tables)}:'")
                 continue
-            if any(line.strip() for line in lines[pos:]):
-                raise fail(pos + 1, "unexpected text after the state")
+            extra = next((i for i in range(pos, len(lines)) if lines[i].strip()), None)
+            if extra is not None:
+                raise fail(extra + 1, "unexpected text after the state")
             break
 
         prev: State | None = None
