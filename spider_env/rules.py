@@ -96,7 +96,10 @@ def _compute_legal(s: State) -> list[int]:
             if lst is not None:
                 a0 = (base + k) * C
                 for d in lst:
-                    out.append(a0 + d)
+                    # A group taken from inside a column (any-face-up moves, e.g. 5C 9D 6C)
+                    # can fit its own column's exposed card: never a move.
+                    if d != src:
+                        out.append(a0 + d)
             if empties and (not kings_only or moved % N_RANKS == _K):
                 a0 = (base + k) * C
                 for d in empties:
