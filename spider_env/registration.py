@@ -21,6 +21,21 @@ ENTRY_POINT = "spider_env.env:SpiderEnv"
 # env id -> variant name (None: classic Spider, chosen with suits=1|2|4, default 4).
 ENV_IDS: dict[str, str | None] = {
     "Spider-v0": None,
+    # The other games of the rule sources, one id per variant (issue 6; see README).
+    "SpiderRelaxed1Suit-v0": "spider-relaxed-1suit",
+    "SpiderRelaxed2Suit-v0": "spider-relaxed-2suit",
+    "SpiderRelaxed4Suit-v0": "spider-relaxed-4suit",
+    "SpiderCulbertson-v0": "spider-culbertson",
+    "Spiderette1Suit-v0": "spiderette-1suit",
+    "Spiderette2Suit-v0": "spiderette-2suit",
+    "Spiderette4Suit-v0": "spiderette-4suit",
+    "SimpleSimon-v0": "simple-simon",
+    "Scorpion-v0": "scorpion",
+    "SpiderTournament1Suit-v0": "spider-tournament-1suit",
+    "SpiderTournament2Suit-v0": "spider-tournament-2suit",
+    "SpiderPySolFC1Suit-v0": "pysol-spider-1suit",
+    "SpiderPySolFC2Suit-v0": "pysol-spider-2suit",
+    "SpiderPySolFC4Suit-v0": "pysol-spider-4suit",
 }
 
 
