@@ -44,6 +44,7 @@ from typing import Any
 
 from spider_env.cards import card_str, parse_card
 from spider_env.deals import Deal, deal_from_text, deal_to_text
+from spider_env.state import State
 from spider_env.variants import Variant, get_variant
 
 #: PySolFC game id -> number of suits of its Spider game.
@@ -152,6 +153,51 @@ def pysol_deal(game_number: int, game_id: int = 11) -> Deal:
     return Deal(v, tuple(tuple(c) for c in cols), stock, None)
 
 
+def pysol_state(game_number: int, variant: Variant | str | None = None) -> State:
+    """The starting :class:`State` of PySolFC's game ``game_number`` played as ``variant``.
+
+    ``variant`` (default ``pysol-spider-4suit``) can be any variant with Spider's table: ten
+    columns, 104 cards, five stock piles of ten, no free column, e.g. classic, relaxed or
+    Culbertson Spider, with or without undo. Its suit count picks PySolFC's game (4 -> 11,
+    1 -> 269, 2 -> 270). The columns are PySolFC's (6,5,5,6,5,5,6,5,5,6 with the last card face
+    up) whatever the variant's own layout; the rules are the variant's.
+    """
+    v = get_variant(variant if variant is not None else "pysol-spider-4suit")
+    if (
+        v.n_columns != 10
+        or v.n_cards != 104
+        or v.stock != (10,) * 5
+        or v.free_columns
+        or v.choose_pile
+    ):
+        raise ValueError(
+            f"PySolFC's Spider deals need Spider's table (10 columns, 104 cards, 5 stock piles "
+            f"of 10); {v.name} has {v.n_columns} columns, {v.n_cards} cards, stock {v.stock}"
+        )
+    d = pysol_deal(game_number, pysol_game_id(v))
+    face_down = d.variant.face_down
+    return State(v, d.columns, face_down, d.stock)
+
+
+def pysol_reset_option(variant: Variant, value: Any) -> tuple[State, str, int]:
+    """``SpiderEnv.reset(options={"pysol_game": n})``: PySolFC's game ``n`` in the env's variant.
+
+    Returns ``(state, deal name, -1)``; the name is ``"pysolfc-<game id>#<n>"`` (the deal is not
+    a number of our own generator, hence ``-1``).
+    """
+    try:
+        import numpy as np
+
+        if isinstance(value, np.integer):
+            value = int(value)
+    except ImportError:  # pragma: no cover - numpy is a core dependency
+        pass
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"options['pysol_game'] must be an int game number, got {value!r}")
+    state = pysol_state(value, variant)
+    return state, f"pysolfc-{pysol_game_id(variant)}#{value}", -1
+
+
 def _map_suits(text: str, smap: dict[str, str], what: str) -> str:
     """Rewrite the suit letter of every card token of KPatience-like deal lines."""
     out = []
@@ -251,6 +297,8 @@ __all__ = [
     "pysol_deal_from_text",
     "pysol_deal_to_text",
     "pysol_game_id",
+    "pysol_reset_option",
+    "pysol_state",
     "pysol_suit_map",
     "pysol_variant",
 ]
