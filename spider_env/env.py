@@ -20,7 +20,12 @@ from spider_env.deals import deal_from_text
 from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder, TableEncoder
 from spider_env.render import render_text
 from spider_env.rewards import RewardFn, get_reward_fn
-from spider_env.rules import IllegalMoveError, apply, explain_illegal, legal_actions
+from spider_env.rules import (
+    IllegalMoveError,
+    _apply_legal,  # legality is checked against the mask first
+    explain_illegal,
+    legal_actions,
+)
 from spider_env.state import State
 from spider_env.variants import Variant, classic, get_variant
 
@@ -65,6 +70,13 @@ def _check_state(variant: Variant, state: State, key: str) -> State:
             f"options[{key!r}] is a position of {state.variant.name} "
             f"({state.variant.options_text() or 'default options'}), but this env plays "
             f"{variant.name} ({variant.options_text() or 'default options'})"
+        )
+    longest = max((len(col) for col in state.cols), default=0)
+    if longest > variant.max_column_length:
+        raise ValueError(
+            f"options[{key!r}] has a column of {longest} cards, longer than any reachable "
+            f"column of {variant.name} (L={variant.max_column_length}); the observation "
+            "cannot hold it"
         )
     return state
 
@@ -297,7 +309,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         self._done = False
         self._deal_name = ""
         self._deal_number = -1
-        self._last_action: str | None = None
+        self._last: tuple[int, str | None] | None = None  # (action, why illegal or None)
+        self._no_mask = bytes(self.n_actions)
 
     # --- public helpers --------------------------------------------------------------------
     @property
@@ -360,6 +373,14 @@ class SpiderEnv(gym.Env[Any, np.int64]):
                 raise TypeError(f"{name} must be an int, got {val!r}")
         return encode(v, Move("move", int(move), int(cards), int(dst)))
 
+    def last_action_text(self) -> str | None:
+        """The last action of this episode in words (``None`` right after reset)."""
+        if self._last is None:
+            return None
+        a, why = self._last
+        text = describe(self.variant, a)
+        return text if why is None else f"{text} (illegal, refused: {why})"
+
     # --- Gymnasium API ---------------------------------------------------------------------
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -369,7 +390,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         self._state = state
         self._deal_name = name
         self._deal_number = number
-        self._last_action = None
+        self._last = None
         legal = legal_actions(state)
         self._done = not legal
         if self._table is not None:
@@ -390,32 +411,40 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             raise RuntimeError("step() called before reset(): call env.reset() first")
         if self._done:
             raise RuntimeError("the episode has ended (terminated): call env.reset() first")
-        try:
-            a = check_action_id(self.variant, action)
-        except TypeError as exc:
-            raise TypeError(f"invalid action {action!r}: {exc}") from None
+        cls = action.__class__
+        if cls is int or cls is np.int64:  # fast path; anything else gets the full check
+            a = int(action)
+            if not 0 <= a < self.n_actions:
+                a = check_action_id(self.variant, action)  # raises ValueError, naming the range
+        else:
+            try:
+                a = check_action_id(self.variant, action)
+            except TypeError as exc:
+                raise TypeError(f"invalid action {action!r}: {exc}") from None
         if self._mask[a]:
-            new = apply(st, a)
+            # The mask is legal_actions(st), so skip apply()'s second membership check.
+            new = _apply_legal(st, a)
             reward = self.reward_fn(st, a, new)
             legal = legal_actions(new)
-            mask = np.zeros(self.n_actions, dtype=bool)
-            mask[legal] = True
-            self._mask = mask
+            buf = bytearray(self._no_mask)
+            for i in legal:
+                buf[i] = 1
+            self._mask = np.frombuffer(buf, dtype=np.bool_)
             self._state = new
             terminated = not legal
             self._done = terminated
-            self._last_action = describe(self.variant, a)
+            self._last = (a, None)
             obs = self._observe(new)
             info = self._info(new, len(legal), False)
         else:
-            why = explain_illegal(st, a)
-            text = describe(self.variant, a)
             if self.illegal_action == "raise":
-                raise IllegalMoveError(f"illegal action {a} ({text}): {why}")
+                raise IllegalMoveError(
+                    f"illegal action {a} ({describe(self.variant, a)}): {explain_illegal(st, a)}"
+                )
             reward = self.illegal_reward
             terminated = self.illegal_action == "terminate"
             self._done = terminated
-            self._last_action = f"{text} (illegal, refused: {why})"
+            self._last = (a, explain_illegal(st, a))
             self._mask = self._mask.copy()  # each step returns its own arrays
             obs = self._observe(st)
             info = self._info(st, len(legal_actions(st)), True)
@@ -431,7 +460,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             )
             return None
         text = render_text(
-            self.state, ascii=self.ascii, color=self.color, last_action=self._last_action
+            self.state, ascii=self.ascii, color=self.color, last_action=self.last_action_text()
         )
         if self.render_mode == "ansi":
             return text

@@ -52,6 +52,11 @@ def card_code(card: int) -> int:
     return CARD_OFFSET + card
 
 
+# bytes.translate table: card id -> 2 + card id (ids are 0..51, so a byte each)
+_PLUS_OFFSET = bytes((i + CARD_OFFSET) & 0xFF for i in range(256))
+_DOWN_BYTE = bytes([FACE_DOWN])
+
+
 class TableEncoder:
     """Builds the ``dict`` observation (tableau, deals_left, completed[, pile_tops])."""
 
@@ -61,8 +66,12 @@ class TableEncoder:
         self.length = variant.max_column_length
         self.has_pile_tops = variant.pile_top_visible
         self._tab = np.zeros((self.n_columns, self.length), dtype=np.int8)
+        # A byte view of the persistent tableau: a changed column is rewritten with one memcpy.
+        self._bytes = self._tab.data.cast("B")
+        self._zeros = [bytes(k) for k in range(self.length + 1)]
         self._seen: list[Any] = [None] * self.n_columns
-        self._lens = [0] * self.n_columns
+        self._completed_key: Any = None
+        self._completed = np.zeros(4, dtype=np.int8)
 
     def spec(self) -> dict[str, tuple[tuple[int, ...], int, int, Any]]:
         """``name -> (shape, low, high, dtype)``; ``deals_left`` is a ``Discrete(high + 1)``."""
@@ -77,50 +86,43 @@ class TableEncoder:
         return out
 
     def reset(self, state: State) -> dict[str, Any]:
-        self._tab.fill(0)
+        """Forget the previous game and encode ``state``."""
         self._seen = [None] * self.n_columns
-        self._lens = [0] * self.n_columns
+        self._completed_key = None
         return self.encode(state)
 
     def encode(self, state: State) -> dict[str, Any]:
-        """The observation of ``state`` (call :meth:`reset` first for a new game)."""
-        tab = self._tab
+        """The observation of ``state``: fresh arrays the encoder never touches again."""
         seen = self._seen
         cols = state.cols
+        L = self.length
         for c in range(self.n_columns):
             col = cols[c]
             if col is not seen[c]:
-                seen[c] = col
                 n = len(col)
-                old = self._lens[c]
-                if n > self.length:
+                if n > L:
                     raise RuntimeError(
-                        f"column {c} holds {n} cards, more than the bound L={self.length} of "
+                        f"column {c} holds {n} cards, more than the bound L={L} of "
                         f"{self.variant.name}; refusing to drop cards from the observation"
                     )
+                seen[c] = col
                 d = state.down[c]
-                row = tab[c]
-                if n < old:
-                    row[n:old] = 0
-                if n:
-                    if d:
-                        row[:d] = FACE_DOWN
-                    row[d:n] = _codes(col[d:])
-                self._lens[c] = n
+                self._bytes[c * L : c * L + L] = (
+                    _DOWN_BYTE * d + bytes(col[d:]).translate(_PLUS_OFFSET) + self._zeros[L - n]
+                )
+        if state.completed is not self._completed_key:
+            self._completed_key = state.completed
+            self._completed = np.array(state.completed, dtype=np.int8)
         obs: dict[str, Any] = {
-            "tableau": tab.copy(),
+            "tableau": self._tab.copy(),
             "deals_left": np.int64(state.deals_left),
-            "completed": np.array(state.completed, dtype=np.int8),
+            "completed": self._completed.copy(),
         }
         if self.has_pile_tops:
             obs["pile_tops"] = np.array(
                 [CARD_OFFSET + p[0] if p else 0 for p in state.stock], dtype=np.int8
             )
         return obs
-
-
-def _codes(cards: tuple[int, ...]) -> np.ndarray:
-    return np.add(cards, CARD_OFFSET, dtype=np.int8)
 
 
 class FeatureEncoder:

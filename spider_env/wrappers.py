@@ -1,0 +1,86 @@
+"""Wrappers and helpers for using :class:`~spider_env.env.SpiderEnv` with RL libraries.
+
+* :class:`FeatureObservation`: turn the default table observation of any Spider env (e.g. one
+  made by ``gymnasium.make("Spider-v0")``) into the learning encoding of
+  :class:`~spider_env.observation.FeatureEncoder` (the same arrays as ``obs_mode="features"`` /
+  ``"flat"``; prefer those arguments when you build the env yourself: they skip the table).
+* :func:`mask_fn`: the action-mask function ``sb3_contrib.common.wrappers.ActionMasker`` expects
+  (not needed for ``MaskablePPO`` on a plain ``SpiderEnv``, which has ``action_masks()``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder
+
+
+def _spider(env: gym.Env[Any, Any]) -> Any:
+    from spider_env.env import SpiderEnv
+
+    base = env.unwrapped
+    if not isinstance(base, SpiderEnv):
+        raise TypeError(f"expected a SpiderEnv (possibly wrapped), got {type(base).__name__}")
+    return base
+
+
+class FeatureObservation(gym.ObservationWrapper[Any, np.int64, Any]):
+    """Observations in the learning encoding (see :mod:`spider_env.observation`).
+
+    ``flat=False``: a ``Dict`` with ``"columns"`` ``(C, F)`` and ``"globals"`` ``(G,)`` (and the
+    wrapped env's ``"action_mask"`` if it has one) for SB3's ``MultiInputPolicy``;
+    ``flat=True``: one ``float32`` vector ``(C*F + G,)`` for ``MlpPolicy``.
+    """
+
+    def __init__(
+        self, env: gym.Env[Any, Any], slots: int = DEFAULT_FEATURE_SLOTS, flat: bool = False
+    ) -> None:
+        super().__init__(env)
+        base = _spider(env)
+        self._encoder = FeatureEncoder(base.variant, slots)
+        self._flat = bool(flat)
+        self._with_mask = bool(base.mask_in_obs)
+        if self._flat and self._with_mask:
+            raise ValueError("flat=True cannot carry the action mask; use flat=False")
+        col_high = self._encoder.column_high()
+        n_glob = self._encoder.spec()["globals"][0][0]
+        if self._flat:
+            high = np.concatenate([col_high.ravel(), np.ones(n_glob, dtype=np.float32)])
+            self.observation_space = spaces.Box(np.zeros_like(high), high, dtype=np.float32)
+        else:
+            d: dict[str, spaces.Space[Any]] = {
+                "columns": spaces.Box(0.0, col_high, col_high.shape, np.float32),
+                "globals": spaces.Box(0.0, 1.0, (n_glob,), np.float32),
+            }
+            if self._with_mask:
+                d["action_mask"] = spaces.Box(0, 1, (base.n_actions,), np.int8)
+            self.observation_space = spaces.Dict(d)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._encoder.reset(_spider(self.env).state)
+        return self.observation(obs), info
+
+    def observation(self, observation: Any) -> Any:
+        cols, glob = self._encoder.encode(_spider(self.env).state)
+        if self._flat:
+            return np.concatenate((cols.ravel(), glob))
+        out = {"columns": cols, "globals": glob}
+        if self._with_mask:
+            out["action_mask"] = observation["action_mask"]
+        return out
+
+
+def mask_fn(env: gym.Env[Any, Any]) -> np.ndarray:
+    """The current action mask of a (wrapped) Spider env, for ``ActionMasker(env, mask_fn)``."""
+    mask: np.ndarray = _spider(env).action_masks()
+    return mask
+
+
+__all__ = ["FeatureObservation", "mask_fn"]
