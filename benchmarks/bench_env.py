@@ -21,16 +21,16 @@ import spider_env  # noqa: F401  (registers Spider-v0)
 def bench_single(suits: int, steps: int, disable_env_checker: bool, **kwargs: object) -> float:
     env = gym.make("Spider-v0", suits=suits, disable_env_checker=disable_env_checker, **kwargs)
     rng = np.random.default_rng(0)
-    _obs, info = env.reset(seed=0)
+    env.reset(seed=0)
     unwrapped = env.unwrapped
     t0 = time.perf_counter()
     for _ in range(steps):
         mask = unwrapped.action_masks()  # type: ignore[attr-defined]
         legal = np.flatnonzero(mask)
         a = legal[rng.integers(len(legal))]
-        _obs, _r, term, trunc, info = env.step(a)
+        _obs, _r, term, trunc, _info = env.step(a)
         if term or trunc:
-            _obs, info = env.reset()
+            _obs, _info = env.reset()
     dt = time.perf_counter() - t0
     env.close()
     return steps / dt
@@ -41,7 +41,7 @@ def bench_vector(suits: int, steps: int, n_envs: int, **kwargs: object) -> float
         [lambda: gym.make("Spider-v0", suits=suits, **kwargs) for _ in range(n_envs)]
     )
     rng = np.random.default_rng(0)
-    _obs, infos = envs.reset(seed=0)
+    _obs, _infos = envs.reset(seed=0)
     t0 = time.perf_counter()
     n_calls = steps // n_envs
     for _ in range(n_calls):
@@ -51,7 +51,7 @@ def bench_vector(suits: int, steps: int, n_envs: int, **kwargs: object) -> float
             legal = np.flatnonzero(masks[i])
             # after an episode ends the next step is an autoreset: any action is ignored
             actions[i] = legal[rng.integers(len(legal))] if len(legal) else 0
-        _obs, _r, _term, _trunc, infos = envs.step(actions)
+        _obs, _r, _term, _trunc, _infos = envs.step(actions)
     dt = time.perf_counter() - t0
     envs.close()
     return n_calls * n_envs / dt

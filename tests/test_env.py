@@ -88,7 +88,7 @@ def test_make_suits(suits):
     v = env.unwrapped.variant
     assert v.name == f"spider-{suits}suit"
     assert env.action_space == gym.spaces.Discrete(1301)
-    obs, info = env.reset(seed=0)
+    obs, _info = env.reset(seed=0)
     assert obs["tableau"].shape == (10, 83) and obs["tableau"].dtype == np.int8
     assert obs["completed"].shape == (4,)
     assert int(obs["deals_left"]) == 5
@@ -173,7 +173,7 @@ def test_describe_and_encode_helpers():
 def test_mask_is_exact_and_never_empty_before_the_end(name):
     env = gym.make("Spider-v0", variant=name, max_episode_steps=400)
     for seed in (0, 1):
-        for obs, _r, terminated, truncated, info in masked_rollout(env, seed, 400):
+        for obs, _r, terminated, _truncated, info in masked_rollout(env, seed, 400):
             state = env.unwrapped.state
             legal = legal_actions(state)
             mask = env.unwrapped.action_masks()
@@ -211,7 +211,7 @@ def test_win_terminates_with_success():
     env = SpiderEnv(suits=1)
     env.reset(options={"state": near_win(moves=10)})
     a = env.encode_action(1, 1, 0)
-    obs, r, terminated, truncated, info = env.step(a)
+    obs, _r, terminated, truncated, info = env.step(a)
     assert terminated and not truncated and info["is_success"]
     assert not info["action_mask"].any() and info["legal_action_count"] == 0
     assert obs["completed"].tolist() == [8, 0, 0, 0]
@@ -358,7 +358,7 @@ def hide_differently(st: State, seed: int) -> State:
 )
 def test_no_leak_of_hidden_cards(name, kwargs):
     env_a, env_b = SpiderEnv(variant=name, **kwargs), SpiderEnv(variant=name, **kwargs)
-    for obs, *_ in masked_rollout(env_a, 11, 40):
+    for _obs, *_ in masked_rollout(env_a, 11, 40):
         pass
     base = env_a.state.replace(prev=None)
     for seed in range(3):
@@ -538,11 +538,11 @@ def test_reset_without_seed_continues_the_rng():
 
 def test_deal_options():
     env = SpiderEnv(suits=2)
-    obs, info = env.reset(options={"deal": 42})
+    _obs, info = env.reset(options={"deal": 42})
     assert info["deal"] == "spider-2suit#42" and info["deal_number"] == 42
     assert env.state == se.new_game("spider-2suit", 42)
     text = se.deal_to_text(se.deal("spider-2suit", 7))
-    obs2, info2 = env.reset(options={"deal_text": text})
+    _obs2, info2 = env.reset(options={"deal_text": text})
     assert info2["deal"] == "custom" and info2["deal_number"] == -1
     assert env.state == se.new_game("spider-2suit", 7)
     st = env.state
