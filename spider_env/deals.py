@@ -197,7 +197,7 @@ def deal_from_text(text: str, variant: Variant | str | None = None) -> Deal:
         low = head.lower()
         kind = "play" if low.startswith("play") else "deal" if low.startswith("deal") else ""
         idx_text = head[4:]
-        if not kind or not idx_text.isdigit():
+        if not kind or not (idx_text.isascii() and idx_text.isdigit()):
             raise ValueError(f"deal text line {lineno}: unknown line {head!r}")
         idx = int(idx_text)
         cards: list[int] = []

@@ -261,7 +261,7 @@ class State:
         ints: dict[str, int] = {}
         for key in ("moves", "deals", "undos", "reveals"):
             val = counters[key]
-            if not val.isdigit():
+            if not (val.isascii() and val.isdigit()):
                 raise fail(n, f"{key} must be a non-negative integer, got {val!r}")
             ints[key] = int(val)
         if counters["free_used"] not in ("true", "false"):
@@ -450,7 +450,7 @@ def _parse_table(
 
     raw = line_at("completed:")
     fields = _parse_fields(raw, tuple(SUIT_LETTERS))
-    if fields is None or not all(x.isdigit() for x in fields.values()):
+    if fields is None or not all(x.isascii() and x.isdigit() for x in fields.values()):
         raise _LineError(pos + 1, "expected S=N H=N D=N C=N")
     completed = (int(fields["S"]), int(fields["H"]), int(fields["D"]), int(fields["C"]))
     pos += 1
