@@ -23,6 +23,7 @@ from spider_env.interop import (
     pysol_deal_from_text,
     pysol_deal_to_text,
     pysol_game_id,
+    pysol_state,
     pysol_suit_map,
     pysol_variant,
 )
@@ -194,3 +195,20 @@ def test_kpatience_errors_name_the_line() -> None:
         kpatience_from_text(marks, "spider-4suit")
     with pytest.raises(ValueError, match="deck"):
         kpatience_from_text(text, "spider-1suit")
+
+
+def test_pysol_state_in_other_variants_with_spider_table() -> None:
+    d = pysol_deal(11982, 11)
+    for name in ("pysol-spider-4suit", "spider-4suit", "spider-relaxed-4suit", "spider-culbertson"):
+        s = pysol_state(11982, name)
+        assert s.variant is se.get_variant(name)
+        assert s.cols == d.columns and s.stock == d.stock
+        assert s.down == (5, 4, 4, 5, 4, 4, 5, 4, 4, 5)
+        assert State.from_text(s.to_text()) == s
+    undo = se.classic(1).with_options(undo=True)
+    assert pysol_state(5, undo).variant == undo
+    assert pysol_state(5, undo).cols == pysol_deal(5, 269).columns
+    with pytest.raises(ValueError, match="Spider's table"):
+        pysol_state(1, "spider-tournament-2suit")
+    with pytest.raises(ValueError, match="Spider's table"):
+        pysol_state(1, "scorpion")
