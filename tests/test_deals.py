@@ -412,3 +412,14 @@ def test_deal_dataclass_validates() -> None:
         Deal(d.variant, d.columns[:9], d.stock)
     with pytest.raises(ValueError, match="5 stock piles"):
         Deal(d.variant, d.columns, d.stock[:4])
+
+
+def test_deal_text_line_index_needs_ascii_digits() -> None:
+    with pytest.raises(ValueError, match="line 2: unknown line 'Play²'"):
+        deal_from_text(BASE.replace("Play0:", "Play²:"))
+
+
+def test_deal_text_crlf() -> None:
+    d = deal("spider-4suit", 0)
+    got = deal_from_text(BASE.replace("\n", "\r\n"))
+    assert got.columns == d.columns and got.stock == d.stock

@@ -346,3 +346,18 @@ def test_pickle_with_undo_history() -> None:
         t = pickle.loads(pickle.dumps(after))
         assert t == after
     assert last.variant.undo
+
+
+@pytest.mark.parametrize("digit", ["²", "١", "+1", "1.0", " "])
+def test_counters_and_completed_need_ascii_digits(digit: str) -> None:
+    text = se.new_game("spider-4suit", 0).to_text()
+    expect_error(text.replace("moves=0", f"moves={digit}"), 3, "moves")
+    expect_error(text.replace("S=0", f"S={digit}"), 4, "S=N")
+
+
+def test_crlf_and_trailing_spaces_are_read() -> None:
+    s = se.new_game("spider-2suit", 8)
+    text = s.to_text()
+    assert State.from_text(text.replace("\n", "\r\n")) == s
+    assert State.from_text(text.replace("\n", "  \n")) == s
+    assert State.from_text(text + "\n\n") == s

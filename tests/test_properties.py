@@ -1,0 +1,271 @@
+"""Hypothesis properties over random legal play (1, 2, 4 suits; classic with undo).
+
+Besides the invariants of issue 2 (whole deck accounted for, every legal action applies, no
+illegal action accepted, text round trip, cached runs, inputs untouched) the engine is compared
+with a deliberately naive *test oracle* written straight from the rules text: it lists the legal
+moves by brute force and plays them card by card. The oracle lives only here, to check the one
+real implementation (``spider_env.rules``); nothing in the package uses it.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import pairwise
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import spider_env as se
+from spider_env.cards import rank_of, suit_of
+from spider_env.rules import IllegalMoveError, apply, is_terminal, legal_actions
+from spider_env.state import State, run_length
+
+NAMES = ("spider-1suit", "spider-2suit", "spider-4suit")
+UNDO = {name: se.get_variant(name).with_options(undo=True) for name in NAMES}
+
+SETTINGS = settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+games = st.tuples(
+    st.sampled_from(NAMES),
+    st.integers(min_value=0, max_value=2**64 - 1),  # deal number
+    st.integers(min_value=0, max_value=2**32),  # play seed
+    st.booleans(),  # undo variant
+)
+
+
+def start(name: str, number: int, undo: bool) -> State:
+    v = UNDO[name] if undo else se.get_variant(name)
+    return State.from_deal(se.deal(v, number))
+
+
+def play(state: State, seed: int, steps: int):  # type: ignore[no-untyped-def]
+    rng = random.Random(seed)
+    for _ in range(steps):
+        legal = legal_actions(state)
+        if not legal:
+            return
+        a = rng.choice(legal)
+        yield state, a
+        state = apply(state, a)
+    yield state, None
+
+
+# --- the naive oracle --------------------------------------------------------------------------
+
+
+def is_suited_descending(cards: tuple[int, ...]) -> bool:
+    return all(
+        suit_of(a) == suit_of(b) and rank_of(a) == rank_of(b) + 1 for a, b in pairwise(cards)
+    )
+
+
+def oracle_legal(s: State) -> list[int]:
+    """Legal action ids of a classic-rules state, by brute force over (src, k, dst)."""
+    v = s.variant
+    C, R = v.n_columns, v.max_run
+    if sum(s.completed) >= v.runs_to_win:
+        return []
+    out = []
+    for src in range(C):
+        col = s.cols[src]
+        for k in range(1, len(col) - s.down[src] + 1):
+            moved = col[-k:]
+            if not is_suited_descending(moved):
+                continue
+            for dst in range(C):
+                if dst == src:
+                    continue
+                target = s.cols[dst]
+                if not target or rank_of(target[-1]) == rank_of(moved[0]) + 1:
+                    out.append((src * R + k - 1) * C + dst)
+    stock_left = any(s.stock)
+    if stock_left and all(s.cols):
+        out.append(C * R * C)
+    if v.undo and s.prev is not None:
+        out.append(v.n_actions - 1)
+    return sorted(out)
+
+
+def oracle_after(s: State, a: int) -> tuple:  # type: ignore[type-arg]
+    """(cols, down, stock, completed, moves, deals, reveals) after legal action ``a``."""
+    v = s.variant
+    C, R = v.n_columns, v.max_run
+    cols = [list(c) for c in s.cols]
+    down = list(s.down)
+    stock = [list(p) for p in s.stock]
+    completed = list(s.completed)
+    moves, deals, reveals = s.moves, s.deals, s.reveals
+    touched: list[int] = []
+    if a < C * R * C:
+        dst, t = a % C, a // C
+        k, src = t % R + 1, t // R
+        group = cols[src][-k:]
+        del cols[src][-k:]
+        cols[dst].extend(group)
+        moves += 1
+        touched = [src, dst]
+    else:
+        j = next(i for i, p in enumerate(stock) if p)
+        for c, card in enumerate(stock[j]):
+            cols[c].append(card)
+        stock[j] = []
+        deals += 1
+        touched = list(range(C))
+    for c in touched:
+        if down[c] and down[c] == len(cols[c]):
+            down[c] -= 1
+            reveals += 1
+    for c in touched:
+        tail = tuple(cols[c][-13:])
+        if (
+            len(tail) == 13
+            and len(cols[c]) - down[c] >= 13
+            and rank_of(tail[0]) == 13
+            and is_suited_descending(tail)
+        ):
+            completed[suit_of(tail[0])] += 1
+            del cols[c][-13:]
+            if down[c] and down[c] == len(cols[c]):
+                down[c] -= 1
+                reveals += 1
+    return (
+        tuple(tuple(c) for c in cols),
+        tuple(down),
+        tuple(tuple(p) for p in stock),
+        tuple(completed),
+        moves,
+        deals,
+        reveals,
+    )
+
+
+# --- properties --------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(games)
+def test_invariants_along_random_play(game: tuple[str, int, int, bool]) -> None:
+    name, number, seed, undo = game
+    for state, a in play(start(name, number, undo), seed, 120):
+        state.validate()  # 104 cards accounted for, no face-up card under a face-down one ...
+        n_cards = sum(len(c) for c in state.cols) + state.stock_cards + 13 * state.runs_completed
+        assert n_cards == 104
+        legal = legal_actions(state)
+        assert legal == sorted(set(legal))
+        assert all(isinstance(x, int) for x in legal)
+        assert all(0 <= x < state.variant.n_actions for x in legal)
+        assert state.runs == tuple(run_length(c, d) for c, d in zip(state.cols, state.down))
+        assert all(len(c) <= state.variant.max_column_length for c in state.cols)
+        assert is_terminal(state) == (not legal)
+        text = state.to_text()
+        back = State.from_text(text)
+        assert back == state and back.to_text() == text and back.key() == state.key()
+        if a is None:
+            break
+
+
+@SETTINGS
+@given(games)
+def test_legal_actions_match_the_naive_oracle(game: tuple[str, int, int, bool]) -> None:
+    name, number, seed, undo = game
+    for state, a in play(start(name, number, undo), seed, 150):
+        assert legal_actions(state) == oracle_legal(state), state.to_text()
+        if a is None:
+            break
+
+
+@SETTINGS
+@given(games)
+def test_every_legal_action_applies_like_the_oracle(game: tuple[str, int, int, bool]) -> None:
+    name, number, seed, undo = game
+    undo_id = UNDO[name].n_actions - 1
+    for state, a in play(start(name, number, undo), seed, 60):
+        text, key = state.to_text(), state.key()
+        for b in legal_actions(state):
+            nxt = apply(state, b)
+            nxt.validate()
+            assert nxt.runs == tuple(run_length(c, d) for c, d in zip(nxt.cols, nxt.down))
+            if undo and b == undo_id:
+                assert nxt.key() == state.prev.key()  # type: ignore[union-attr]
+                assert nxt.undos == state.undos + 1 and nxt.moves == state.moves
+                continue
+            got = (nxt.cols, nxt.down, nxt.stock, nxt.completed, nxt.moves, nxt.deals)
+            got += (nxt.reveals,)
+            assert got == oracle_after(state, b), (se.describe(state.variant, b), text)
+            assert nxt.undos == state.undos
+            if undo:
+                revealed = nxt.reveals > state.reveals or nxt.deals > state.deals
+                assert (nxt.prev is state) == (not revealed)
+        # applying never changed the state it was given
+        assert state.to_text() == text and state.key() == key
+        if a is None:
+            break
+
+
+@SETTINGS
+@given(games, st.integers(min_value=0, max_value=2**32))
+def test_no_illegal_action_is_accepted(game: tuple[str, int, int, bool], seed2: int) -> None:
+    name, number, seed, undo = game
+    rng = random.Random(seed2)
+    for state, a in play(start(name, number, undo), seed, 80):
+        legal = set(legal_actions(state))
+        n = state.variant.n_actions
+        text = state.to_text()
+        tries = [rng.randrange(n) for _ in range(20)]
+        # near misses too: same source and target, one card more than legal
+        tries += [x + state.variant.n_columns for x in legal if x < 1300]
+        for x in tries:
+            if x in legal or x >= n:
+                continue
+            try:
+                apply(state, x)
+            except IllegalMoveError as err:
+                assert str(x) in str(err) and se.describe(state.variant, x) in str(err)
+            else:
+                raise AssertionError(f"illegal action {x} was accepted")
+        assert state.to_text() == text
+        if a is None:
+            break
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(st.sampled_from(NAMES), st.integers(min_value=0, max_value=2**20))
+def test_random_games_run_to_their_end(name: str, seed: int) -> None:
+    """Long games keep every invariant; those that end are won or truly stuck."""
+    state = se.new_game(name, seed)
+    rng = random.Random(seed)
+    for _ in range(1500):
+        legal = legal_actions(state)
+        if not legal:
+            break
+        state = apply(state, rng.choice(legal))
+    state.validate()
+    if not legal_actions(state):
+        assert state.won or (state.stock_cards == 0 or not all(state.cols))
+        assert oracle_legal(state) == []
+
+
+def test_oracle_agrees_along_the_golden_games() -> None:
+    """The golden playthroughs include run removals, empty columns, a win and a stuck end."""
+    import json
+    from pathlib import Path
+
+    removals = 0
+    for path in sorted((Path(__file__).parent / "golden").glob("playthrough-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+            rec = json.loads(line)
+            state = State.from_text(rec["state_before"])
+            assert legal_actions(state) == oracle_legal(state)
+            for b in legal_actions(state):
+                if state.variant.undo and b == state.variant.n_actions - 1:
+                    continue
+                nxt = apply(state, b)
+                got = (nxt.cols, nxt.down, nxt.stock, nxt.completed, nxt.moves, nxt.deals)
+                assert got + (nxt.reveals,) == oracle_after(state, b)
+                removals += nxt.runs_completed - state.runs_completed
+    assert removals > 10
