@@ -53,10 +53,47 @@ def golden_text(name: str) -> str:
     return "\n".join(parts)
 
 
+PLAYTHROUGH_STEPS = 120
+
+
+def playthrough_text(name: str) -> str:
+    """A seeded game of ``name`` (with undo on) that prefers the variant's special actions.
+
+    Policy (``random.Random(name)``): discard a complete run when that is an action; undo with
+    probability 1/4 when legal; otherwise a uniform legal action. Each step is one line (action
+    id, description, number of legal actions, score after); the final state text (with its undo
+    history) pins the whole position.
+    """
+    v = get_variant(name).with_options(undo=True)
+    rng = random.Random(name)
+    s = se.new_game(v, 7)
+    undo = v.n_actions - 1
+    lines = [f"# {name} with undo=true, deal 7, {PLAYTHROUGH_STEPS} steps at most", s.to_text()]
+    for step in range(PLAYTHROUGH_STEPS):
+        legal = legal_actions(s)
+        if not legal:
+            lines.append("# no legal action: game over")
+            break
+        discards = [a for a in legal if se.decode(v, a).kind == "discard"]
+        if discards:
+            a = discards[0]
+        elif undo in legal and rng.random() < 0.25:
+            a = undo
+        else:
+            a = rng.choice(legal)
+        s = apply(s, a)
+        lines.append(f"{step}: {a} {se.describe(v, a)} | legal {len(legal)} | score {s.score}")
+    lines.append("# final")
+    lines.append(s.to_text())
+    return "\n".join(lines)
+
+
 def regenerate() -> None:
     GOLDEN.mkdir(parents=True, exist_ok=True)
     for name in NEW_VARIANTS:
         (GOLDEN / f"{name}.txt").write_text(golden_text(name), encoding="utf-8")
+        path = GOLDEN / f"playthrough-{name}.txt"
+        path.write_text(playthrough_text(name), encoding="utf-8")
 
 
 # --- registry and data ---------------------------------------------------------------------
@@ -127,6 +164,13 @@ def test_golden_starting_layout(name: str) -> None:
     path = GOLDEN / f"{name}.txt"
     assert path.exists(), f"missing {path}; run: python tests/test_variants.py --regen"
     assert golden_text(name) == path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", NEW_VARIANTS)
+def test_golden_playthrough(name: str) -> None:
+    path = GOLDEN / f"playthrough-{name}.txt"
+    assert path.exists(), f"missing {path}; run: python tests/test_variants.py --regen"
+    assert playthrough_text(name) == path.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("name", NEW_VARIANTS)
