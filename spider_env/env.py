@@ -100,6 +100,14 @@ def register_reset_option(name: str, fn: ResetOption) -> None:
     RESET_OPTIONS[name] = fn
 
 
+class UnsupportedRenderMode(ValueError, TypeError):
+    """A ``render_mode`` the env does not offer.
+
+    Also a ``TypeError`` because Stable-Baselines3's ``make_vec_env`` first tries
+    ``render_mode="rgb_array"`` and falls back to no render mode only on a ``TypeError``.
+    """
+
+
 class SpiderEnv(gym.Env[Any, np.int64]):
     """Spider Solitaire (and its family of variants) with a fixed action encoding, exact action
     masks and a player's-eye observation.
@@ -258,7 +266,9 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         if obs_mode not in OBS_MODES:
             raise ValueError(f"obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+            raise UnsupportedRenderMode(
+                f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}"
+            )
         if mask_in_obs and obs_mode == "flat":
             raise ValueError(
                 "mask_in_obs=True needs a Dict observation (obs_mode 'dict' or 'features')"
@@ -537,5 +547,6 @@ __all__ = [
     "DEFAULT_MAX_EPISODE_STEPS",
     "RESET_OPTIONS",
     "SpiderEnv",
+    "UnsupportedRenderMode",
     "register_reset_option",
 ]

@@ -73,6 +73,15 @@ class TableEncoder:
         self._completed_key: Any = None
         self._completed = np.zeros(4, dtype=np.int8)
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_bytes"]  # a memoryview; rebuilt from the array on unpickling
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bytes = self._tab.data.cast("B")
+
     def spec(self) -> dict[str, tuple[tuple[int, ...], int, int, Any]]:
         """``name -> (shape, low, high, dtype)``; ``deals_left`` is a ``Discrete(high + 1)``."""
         v = self.variant

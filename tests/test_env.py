@@ -122,6 +122,10 @@ def test_action_space_formula(name):
 
 
 def test_bad_constructor_arguments():
+    from spider_env.env import UnsupportedRenderMode
+
+    assert issubclass(UnsupportedRenderMode, ValueError)
+    assert issubclass(UnsupportedRenderMode, TypeError)  # for SB3's make_vec_env fallback
     for kwargs, exc, text in [
         ({"illegal_action": "ignore"}, ValueError, "illegal_action"),
         ({"obs_mode": "pixels"}, ValueError, "obs_mode"),
