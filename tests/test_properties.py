@@ -269,3 +269,105 @@ def test_oracle_agrees_along_the_golden_games() -> None:
                 assert got + (nxt.reveals,) == oracle_after(state, b)
                 removals += nxt.runs_completed - state.runs_completed
     assert removals > 10
+
+
+@st.composite
+def arbitrary_positions(draw: st.DrawFn) -> State:
+    """Valid positions that random play seldom reaches: long suited runs, runs one move or one
+    deal short of complete ("planted"), many empty columns, face-down cards under long runs."""
+    name = draw(st.sampled_from(NAMES))
+    v = se.get_variant(name)
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    done = [0, 0, 0, 0]
+    for _ in range(draw(st.integers(0, 6))):
+        s_ = rng.choice(v.suit_ids)
+        if done[s_] < v.copies_per_suit - 1:
+            done[s_] += 1
+    pool = se.deals.deck(v)
+    for s_, n in enumerate(done):
+        for _ in range(n):
+            for r in range(13):
+                pool.remove(s_ * 13 + r)
+    rng.shuffle(pool)
+    piles = draw(st.integers(0, 5))
+    first_pile = 5 - piles
+    # planted runs: K..(m+1) at the end of column ch, m..A at the end of column cl (a move
+    # completes it) or the Ace in the next stock pile at index ch (the deal completes it)
+    plants: list[tuple[int, tuple[int, ...], int, tuple[int, ...]]] = []
+    aces: dict[int, int] = {}
+    for _ in range(draw(st.integers(0, 3))):
+        s_ = rng.choice(v.suit_ids)
+        if not all((s_ * 13 + r) in pool for r in range(13)):
+            continue
+        for r in range(13):
+            pool.remove(s_ * 13 + r)
+        ch = rng.randrange(10)
+        if piles and ch not in aces and rng.random() < 0.5:
+            aces[ch] = s_ * 13
+            plants.append((ch, tuple(range(s_ * 13 + 12, s_ * 13, -1)), -1, ()))
+        else:
+            m = rng.randrange(1, 13)
+            cl = rng.choice([c for c in range(10) if c != ch])
+            high = tuple(range(s_ * 13 + 12, s_ * 13 + m - 1, -1))
+            low = tuple(range(s_ * 13 + m - 1, s_ * 13 - 1, -1))
+            plants.append((ch, high, cl, low))
+    if len(pool) < 10 * piles - len(aces):
+        from hypothesis import reject
+
+        reject()
+    stock: list[tuple[int, ...]] = [()] * first_pile
+    for j in range(piles):
+        pile = []
+        for c in range(10):
+            if j == 0 and c in aces:
+                pile.append(aces[c])
+            else:
+                pile.append(pool.pop())
+        stock.append(tuple(pile))
+    cuts = sorted(rng.randrange(len(pool) + 1) for _ in range(9))
+    parts = [pool[a:b] for a, b in zip([0, *cuts], [*cuts, len(pool)])]
+    cols: list[list[int]] = []
+    down = []
+    for part in parts:
+        n_down = rng.randrange(len(part)) if part else 0
+        face_up = part[n_down:]
+        if rng.random() < 0.6:  # sorted by id, descending: long suited runs
+            face_up = sorted(face_up, reverse=True)
+        cols.append(part[:n_down] + face_up)
+        down.append(n_down)
+    for ch, high, cl, low in plants:
+        cols[ch].extend(high)
+        if cl >= 0:
+            cols[cl].extend(low)
+    for c in range(10):
+        if cols[c] and down[c] == len(cols[c]):
+            down[c] -= 1
+    try:
+        return State(
+            v,
+            tuple(tuple(c) for c in cols),
+            tuple(down),
+            tuple(stock),
+            tuple(done),  # type: ignore[arg-type]
+            deals=first_pile,
+        )
+    except ValueError:  # e.g. a complete run at a column's end: not a valid position
+        from hypothesis import reject
+
+        reject()
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(arbitrary_positions())
+def test_oracle_agrees_on_arbitrary_positions(state: State) -> None:
+    assert legal_actions(state) == oracle_legal(state)
+    text = state.to_text()
+    assert State.from_text(text) == state
+    for b in legal_actions(state):
+        nxt = apply(state, b)
+        nxt.validate()
+        got = (nxt.cols, nxt.down, nxt.stock, nxt.completed, nxt.moves, nxt.deals, nxt.reveals)
+        assert got == oracle_after(state, b), (se.describe(state.variant, b), text)
+        assert nxt.runs == tuple(run_length(c, d) for c, d in zip(nxt.cols, nxt.down))
+        assert State.from_text(nxt.to_text()) == nxt
+    assert state.to_text() == text
