@@ -1,36 +1,65 @@
 """Throughput of the Gymnasium env on random legal play: ``env.step`` + mask per second.
 
-Single env through ``gymnasium.make("Spider-v0")`` and an 8-env ``SyncVectorEnv``, for 1, 2 and
-4 suits. The policy picks a uniformly random legal action from the mask (its cost, a
-``flatnonzero`` and one RNG draw per step, is included in the figures). Not a test: run it as
+For 1, 2 and 4 suits it measures, on one core:
 
-    .venv/bin/python benchmarks/bench_env.py [--steps N] [--suits 4] [--obs-mode dict]
+* ``engine``: the bare rules core (``legal_actions`` + ``apply``), for scale;
+* ``make``: one env from ``gymnasium.make("Spider-v0")`` (with its ``TimeLimit``,
+  ``OrderEnforcing``, passive env checker and ``SpiderMethods`` wrappers), one
+  ``env.action_masks()`` call and one ``env.step`` per step;
+* ``make, no checker``: the same with ``disable_env_checker=True`` (the user's choice);
+* ``sync x8``: an 8-env ``gymnasium.vector.SyncVectorEnv``, masks fetched with
+  ``envs.call("action_masks")``; env-steps per second.
+
+Every policy picks a uniformly random legal action (its cost, a ``flatnonzero`` and one RNG draw
+per step, is included). Each figure is the best of ``--repeats`` runs, since the machine is
+shared. Not a test; run it as
+
+    .venv/bin/python benchmarks/bench_env.py [--steps N] [--suits 1 2 4] [--obs-mode dict]
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
+from functools import partial
 
 import gymnasium as gym
 import numpy as np
 
 import spider_env  # noqa: F401  (registers Spider-v0)
+from spider_env import new_game
+from spider_env.rules import apply, legal_actions
+
+
+def bench_engine(suits: int, steps: int, max_episode_steps: int = 1000) -> float:
+    rng = np.random.default_rng(0)
+    name = f"spider-{suits}suit"
+    deal = 0
+    state = new_game(name, deal)
+    t0 = time.perf_counter()
+    n = 0
+    while n < steps:
+        legal = legal_actions(state)
+        if not legal or state.moves + state.deals >= max_episode_steps:
+            deal += 1
+            state = new_game(name, deal)
+            continue
+        state = apply(state, legal[rng.integers(len(legal))])
+        n += 1
+    return steps / (time.perf_counter() - t0)
 
 
 def bench_single(suits: int, steps: int, disable_env_checker: bool, **kwargs: object) -> float:
     env = gym.make("Spider-v0", suits=suits, disable_env_checker=disable_env_checker, **kwargs)
     rng = np.random.default_rng(0)
     env.reset(seed=0)
-    unwrapped = env.unwrapped
     t0 = time.perf_counter()
     for _ in range(steps):
-        mask = unwrapped.action_masks()  # type: ignore[attr-defined]
-        legal = np.flatnonzero(mask)
-        a = legal[rng.integers(len(legal))]
-        _obs, _r, term, trunc, _info = env.step(a)
+        legal = np.flatnonzero(env.action_masks())  # type: ignore[attr-defined]
+        _obs, _r, term, trunc, _info = env.step(legal[rng.integers(len(legal))])
         if term or trunc:
-            _obs, _info = env.reset()
+            env.reset()
     dt = time.perf_counter() - t0
     env.close()
     return steps / dt
@@ -41,39 +70,45 @@ def bench_vector(suits: int, steps: int, n_envs: int, **kwargs: object) -> float
         [lambda: gym.make("Spider-v0", suits=suits, **kwargs) for _ in range(n_envs)]
     )
     rng = np.random.default_rng(0)
-    _obs, _infos = envs.reset(seed=0)
-    t0 = time.perf_counter()
+    envs.reset(seed=0)
     n_calls = steps // n_envs
+    actions = np.zeros(n_envs, dtype=np.int64)
+    t0 = time.perf_counter()
     for _ in range(n_calls):
-        masks = np.stack(envs.call("action_masks"))
-        actions = np.empty(n_envs, dtype=np.int64)
-        for i in range(n_envs):
-            legal = np.flatnonzero(masks[i])
-            # after an episode ends the next step is an autoreset: any action is ignored
+        for i, mask in enumerate(envs.call("action_masks")):
+            legal = np.flatnonzero(mask)
+            # after an episode ends the next step is an autoreset: the action is ignored
             actions[i] = legal[rng.integers(len(legal))] if len(legal) else 0
-        _obs, _r, _term, _trunc, _infos = envs.step(actions)
+        envs.step(actions)
     dt = time.perf_counter() - t0
     envs.close()
     return n_calls * n_envs / dt
 
 
+def best(repeats: int, fn: Callable[[], float]) -> float:
+    return max(fn() for _ in range(repeats))
+
+
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=100_000, help="steps per measurement")
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    p.add_argument("--steps", type=int, default=50_000, help="steps per run")
+    p.add_argument("--repeats", type=int, default=3, help="runs per figure (best is shown)")
     p.add_argument("--suits", type=int, nargs="*", default=[1, 2, 4])
     p.add_argument("--obs-mode", default="dict", choices=["dict", "features", "flat"])
     p.add_argument("--vector-envs", type=int, default=8)
     args = p.parse_args()
-    print(f"random legal play, obs_mode={args.obs_mode}, {args.steps} steps per figure")
+    print(
+        f"random legal play, obs_mode={args.obs_mode}, {args.steps} steps per run, "
+        f"best of {args.repeats}; steps per second"
+    )
+    print(f"{'suits':>5} {'engine':>10} {'make':>10} {'make, no checker':>17} {'sync x8':>10}")
     for suits in args.suits:
-        single = bench_single(suits, args.steps, False, obs_mode=args.obs_mode)
-        nocheck = bench_single(suits, args.steps, True, obs_mode=args.obs_mode)
-        vec = bench_vector(suits, args.steps, args.vector_envs, obs_mode=args.obs_mode)
-        print(
-            f"{suits} suit(s): single env {single:9,.0f} steps/s | "
-            f"disable_env_checker=True {nocheck:9,.0f} steps/s | "
-            f"SyncVectorEnv x{args.vector_envs} {vec:9,.0f} env-steps/s"
-        )
+        r, n, mode = args.repeats, args.steps, args.obs_mode
+        engine = best(r, partial(bench_engine, suits, n))
+        single = best(r, partial(bench_single, suits, n, False, obs_mode=mode))
+        nocheck = best(r, partial(bench_single, suits, n, True, obs_mode=mode))
+        vec = best(r, partial(bench_vector, suits, n, args.vector_envs, obs_mode=mode))
+        print(f"{suits:>5} {engine:>10,.0f} {single:>10,.0f} {nocheck:>17,.0f} {vec:>10,.0f}")
 
 
 if __name__ == "__main__":

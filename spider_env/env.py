@@ -81,12 +81,21 @@ def _check_state(variant: Variant, state: State, key: str) -> State:
     return state
 
 
+def _option_pysol_game(variant: Variant, number: Any) -> tuple[State, str, int]:
+    # PySolFC game numbers (issue 6), an optional extra: needs the pysol-cards package.
+    from spider_env.interop import pysol_reset_option
+
+    return pysol_reset_option(variant, number)
+
+
 RESET_OPTIONS: dict[str, ResetOption] = {
     "deal": _option_deal,
     "deal_text": _option_deal_text,
     "state_text": _option_state_text,
     "state": _option_state,
+    "pysol_game": _option_pysol_game,
 }
+_REPLACEABLE = {"pysol_game"}  # built-in hooks a module may register its own function for
 
 
 def register_reset_option(name: str, fn: ResetOption) -> None:
@@ -95,7 +104,12 @@ def register_reset_option(name: str, fn: ResetOption) -> None:
     ``fn(variant, value)`` returns ``(state, deal_name, deal_number_or_-1)``; used e.g. by
     :mod:`spider_env.interop` for PySolFC game numbers.
     """
-    if name in RESET_OPTIONS and RESET_OPTIONS[name] is not fn:
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"reset option name must be a non-empty str, got {name!r}")
+    if not callable(fn):
+        raise TypeError(f"reset option {name!r} needs a callable, got {type(fn).__name__}")
+    current = RESET_OPTIONS.get(name)
+    if current is not None and current is not fn and name not in _REPLACEABLE:
         raise ValueError(f"reset option {name!r} is already registered")
     RESET_OPTIONS[name] = fn
 
@@ -179,8 +193,11 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     continues the RNG; `options={"deal": n}` plays deal `n` of the engine's generator;
     `options={"deal_text": text}` a deal typed in (KPatience-like `Play0:`/`Deal0:` lines, see
     :mod:`spider_env.deals`); `options={"state_text": text}` / `options={"state": State}`
-    any position of the same variant. `info["deal"]` names the deal (`"spider-4suit#123"`,
-    `"custom"` or `"state"`), `info["deal_number"]` is its number (-1 if none).
+    any position of the same variant; `options={"pysol_game": n}` PySolFC's game `n` (needs
+    the `pysol` extra, see :mod:`spider_env.interop`). At most one option; unknown keys are
+    an error. More can be added with `spider_env.env.register_reset_option`.
+    `info["deal"]` names the deal (`"spider-4suit#123"`, `"custom"`, `"state"`,
+    `"pysolfc-11#5"`), `info["deal_number"]` is its number in our generator (-1 if none).
 
     ## Rewards
     `reward_mode` selects a function of :mod:`spider_env.rewards` (or pass a callable
@@ -490,7 +507,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             if len(options) > 1:
                 raise ValueError(f"give at most one way to choose the start, got {sorted(options)}")
             ((key, value),) = options.items()
-            return RESET_OPTIONS[key](self.variant, value)
+            state, name, number = RESET_OPTIONS[key](self.variant, value)
+            return _check_state(self.variant, state, key), name, number
         number = int(self.np_random.integers(0, DEAL_NUMBER_RANGE))
         d = make_deal(self.variant, number)
         return State.from_deal(d), d.name, number

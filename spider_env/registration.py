@@ -5,7 +5,9 @@
 :func:`register_variant_env` (e.g. ``register_variant_env("Spiderette-v0", "spiderette-4suit")``);
 ``gymnasium.make(env_id, **kwargs)`` then builds a :class:`~spider_env.env.SpiderEnv` of that
 variant under a ``TimeLimit`` of ``max_episode_steps`` (default
-:data:`~spider_env.env.DEFAULT_MAX_EPISODE_STEPS` = 1000, see the ``SpiderEnv`` docstring).
+:data:`~spider_env.env.DEFAULT_MAX_EPISODE_STEPS` = 1000, see the ``SpiderEnv`` docstring) and,
+outermost, the thin :class:`~spider_env.wrappers.SpiderMethods`, so that ``env.action_masks()``,
+``env.state``, ``env.describe_action(a)``... work on the env ``gymnasium.make`` returns.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium
+from gymnasium.envs.registration import WrapperSpec
 
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
 
 ENTRY_POINT = "spider_env.env:SpiderEnv"
+# Outermost wrapper of every made env: forwards action_masks(), state, describe_action()...
+METHODS_WRAPPER = WrapperSpec("SpiderMethods", "spider_env.wrappers:SpiderMethods", {})
 
 # env id -> variant name (None: classic Spider, chosen with suits=1|2|4, default 4).
 ENV_IDS: dict[str, str | None] = {
@@ -55,20 +60,21 @@ def register_variant_env(
     known = ENV_IDS.get(env_id, variant_name)
     if known != variant_name:
         raise ValueError(f"{env_id} is already registered for variant {known!r}")
-    ENV_IDS[env_id] = variant_name
-    if env_id in gymnasium.registry:
-        return
     defaults = dict(kwargs)
     if variant_name is not None:
         from spider_env.variants import get_variant
 
         get_variant(variant_name)  # fail now, with the list of known variants, if unknown
         defaults["variant"] = variant_name
+    ENV_IDS[env_id] = variant_name
+    if env_id in gymnasium.registry:
+        return
     gymnasium.register(
         id=env_id,
         entry_point=ENTRY_POINT,
         max_episode_steps=max_episode_steps,
         kwargs=defaults,
+        additional_wrappers=(METHODS_WRAPPER,),
     )
 
 
@@ -79,4 +85,4 @@ def register_envs() -> list[str]:
     return list(ENV_IDS)
 
 
-__all__ = ["ENTRY_POINT", "ENV_IDS", "register_envs", "register_variant_env"]
+__all__ = ["ENTRY_POINT", "ENV_IDS", "METHODS_WRAPPER", "register_envs", "register_variant_env"]

@@ -4,6 +4,8 @@
   made by ``gymnasium.make("Spider-v0")``) into the learning encoding of
   :class:`~spider_env.observation.FeatureEncoder` (the same arrays as ``obs_mode="features"`` /
   ``"flat"``; prefer those arguments when you build the env yourself: they skip the table).
+* :class:`SpiderMethods`: registered ids wrap the env in it (outermost) so that
+  ``gymnasium.make("Spider-v0").action_masks()``, ``.state``, ``.describe_action(a)``... work.
 * :func:`mask_fn`: the action-mask function ``sb3_contrib.common.wrappers.ActionMasker`` expects
   (not needed for ``MaskablePPO`` on a plain ``SpiderEnv``, which has ``action_masks()``).
 """
@@ -77,10 +79,43 @@ class FeatureObservation(gym.ObservationWrapper[Any, np.int64, Any]):
         return out
 
 
+class SpiderMethods(gym.Wrapper[Any, np.int64, Any, np.int64], gym.utils.RecordConstructorArgs):
+    """Makes the Spider helpers callable on the env that ``gymnasium.make`` returns.
+
+    Gymnasium 1.x wrappers (``TimeLimit``...) no longer forward attributes, so
+    ``gymnasium.make("Spider-v0").action_masks()`` would fail. Registered ids put this thin
+    wrapper outermost; it forwards exactly :data:`FORWARDED` to the ``SpiderEnv`` inside and
+    changes nothing else.
+    """
+
+    FORWARDED = (
+        "action_masks",
+        "decode_action",
+        "describe_action",
+        "encode_action",
+        "last_action_text",
+        "legal_actions",
+        "n_actions",
+        "state",
+        "variant",
+    )
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+        self._spider = _spider(env)
+
+    def __getattr__(self, name: str) -> Any:
+        spider = self.__dict__.get("_spider")
+        if spider is not None and name in SpiderMethods.FORWARDED:
+            return getattr(spider, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
 def mask_fn(env: gym.Env[Any, Any]) -> np.ndarray:
     """The current action mask of a (wrapped) Spider env, for ``ActionMasker(env, mask_fn)``."""
     mask: np.ndarray = _spider(env).action_masks()
     return mask
 
 
-__all__ = ["FeatureObservation", "mask_fn"]
+__all__ = ["FeatureObservation", "SpiderMethods", "mask_fn"]

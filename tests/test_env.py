@@ -608,3 +608,59 @@ def test_render_modes(capsys):
     quiet.reset(seed=0)
     with pytest.warns(UserWarning, match="render_mode"):
         assert quiet.render() is None
+
+
+# --- registration helpers and the made env's methods -------------------------------------------
+def test_made_env_exposes_spider_methods():
+    env = gym.make("Spider-v0", suits=2)
+    env.reset(seed=4)
+    assert np.flatnonzero(env.action_masks()).tolist() == env.legal_actions()
+    assert env.state is env.unwrapped.state and env.variant.suits == 2
+    assert env.describe_action(1300) == "deal" and env.encode_action("deal") == 1300
+    assert env.decode_action(1300).kind == "deal" and env.n_actions == 1301
+    assert env.last_action_text() is None
+    with pytest.raises(AttributeError, match="no attribute"):
+        _ = env.not_a_spider_method
+
+
+def test_register_variant_env():
+    from spider_env.registration import register_variant_env
+
+    register_variant_env("SpiderTestRelaxed-v0", "spider-relaxed-2suit", max_episode_steps=50)
+    register_variant_env("SpiderTestRelaxed-v0", "spider-relaxed-2suit")  # idempotent
+    env = gym.make("SpiderTestRelaxed-v0")
+    assert env.unwrapped.variant.name == "spider-relaxed-2suit"
+    assert env.spec.max_episode_steps == 50
+    with pytest.raises(RuntimeError, match="reset"):
+        env.action_masks()
+    with pytest.raises(ValueError, match="already registered"):
+        register_variant_env("SpiderTestRelaxed-v0", "spider-4suit")
+    with pytest.raises(ValueError, match="unknown variant"):
+        register_variant_env("SpiderTestNope-v0", "no-such-variant")
+    assert "SpiderTestNope-v0" not in gym.registry and "SpiderTestNope-v0" not in ENV_IDS
+
+
+def test_register_reset_option():
+    from spider_env.env import RESET_OPTIONS, register_reset_option
+
+    def start_at(variant, number):
+        d = se.deal(variant, number + 1000)
+        return State.from_deal(d), f"offset#{number}", number + 1000
+
+    register_reset_option("test_offset", start_at)
+    try:
+        register_reset_option("test_offset", start_at)  # the same function again: fine
+        env = SpiderEnv(suits=1)
+        _obs, info = env.reset(options={"test_offset": 5})
+        assert info["deal"] == "offset#5" and env.state == se.new_game("spider-1suit", 1005)
+        with pytest.raises(ValueError, match="already registered"):
+            register_reset_option("deal", start_at)
+    finally:
+        del RESET_OPTIONS["test_offset"]
+
+
+def test_pysol_game_option():
+    env = SpiderEnv(variant="pysol-spider-4suit")
+    _obs, info = env.reset(options={"pysol_game": 5})
+    assert info["deal"] == "pysolfc-11#5" and info["deal_number"] == -1
+    assert env.action_masks().any()
