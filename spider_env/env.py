@@ -158,7 +158,10 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     `reset` and `step`: a `bool` array of length `n_actions`, True exactly for the ids of
     `spider_env.rules.legal_actions(state)`. It is all False only in a terminal state. With
     `mask_in_obs=True` the observation gets the same mask as `"action_mask"` (`int8` 0/1, a
-    `Box(0, 1, (n_actions,), int8)`).
+    `Box(0, 1, (n_actions,), int8)`). `gymnasium.make` wraps the env last in the thin
+    `spider_env.wrappers.SpiderMethods`, so `env.action_masks()`, `env.state`,
+    `env.describe_action(a)`... also work on the env it returns (Gymnasium 1.x wrappers do not
+    forward attributes), and `envs.call("action_masks")` on vector envs.
 
     ## Observation Space
     What a player sees, nothing more (face-down cards and the stock order never appear).
@@ -175,9 +178,12 @@ class SpiderEnv(gym.Env[Any, np.int64]):
 
     Tableau values: `0` no card, `1` face-down card, `2 + card_id` face-up card, with
     `card_id = suit * 13 + rank - 1`, suits spades, hearts, diamonds, clubs (0..3), rank
-    1 = Ace .. 13 = King. `L = variant.max_column_length` bounds every reachable column
-    (classic Spider: `L = 6 - 1 + 13 * (1 + 5) = 83`, the deepest never-moved dealt cards plus
-    one 13-card build per stock card a column can receive plus one), so no card is ever dropped.
+    1 = Ace .. 13 = King. `L = variant.max_column_length` bounds every reachable column: under
+    suited-run moves a column is at most its never-moved dealt cards (`max(layout) - 1`) plus
+    descending builds of at most 13 cards, one to start with and one more after each stock card
+    dealt onto it, so classic Spider has `L = 5 + 13 * (1 + 5) = 83` (any-face-up variants: the
+    deck size). No card is ever dropped: a position with a longer column (only possible
+    through `options={"state": ...}`) is refused at `reset` with a `ValueError`.
 
     `obs_mode="features"` gives the encoding made for learning, a `Dict` of `float32` arrays
     `"columns"` `(C, F)` and `"globals"` `(G,)` (for SB3's `MultiInputPolicy`);
@@ -204,7 +210,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     `reward(prev_state, action, state) -> float`). What an episode's rewards sum to:
 
     - `"score"` (default): change of the variant's score. Sum = final score - starting score
-      (Windows scoring: final score - 500, the score being 500 - actions + 100 per run).
+      (Windows scoring: final score - 500, the score being 500 - actions + 100 per run;
+      tournament scoring: the final score, which starts at 0).
     - `"runs"`: +1 per completed run, +10 on the winning action. Sum = runs + 10 * won.
     - `"shaped"`: +1 per run, +0.1 per revealed tableau card, +10 on win, -0.01 per action.
       Sum = runs + 0.1 * reveals + 10 * won - 0.01 * legal actions.
@@ -231,8 +238,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
 
     ## Information
     `info` after every reset and step: `action_mask`, `score`, `moves`, `completed_runs`
-    (also as `runs_completed`), `deals_left`, `is_success` (won; read by SB3's `Monitor`),
-    `legal_action_count`, `illegal_action`, `deal`, `deal_number`.
+    (also as `runs_completed`), `deals_left`, `is_success` (won; the key SB3 reads for its
+    success rate), `legal_action_count`, `illegal_action`, `deal`, `deal_number`.
 
     ## Arguments
     ```python
