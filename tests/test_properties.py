@@ -64,10 +64,21 @@ def is_suited_descending(cards: tuple[int, ...]) -> bool:
     )
 
 
+def complete_run_at_end(col: list[int] | tuple[int, ...], down: int) -> bool:
+    tail = tuple(col[-13:])
+    return (
+        len(tail) == 13
+        and len(col) - down >= 13
+        and rank_of(tail[0]) == 13
+        and is_suited_descending(tail)
+    )
+
+
 def oracle_legal(s: State) -> list[int]:
-    """Legal action ids of a classic-rules state, by brute force over (src, k, dst)."""
+    """Legal action ids by brute force over (src, k, dst), read off the Variant's switches."""
     v = s.variant
     C, R = v.n_columns, v.max_run
+    n_move = C * R * C
     if sum(s.completed) >= v.runs_to_win:
         return []
     out = []
@@ -75,33 +86,54 @@ def oracle_legal(s: State) -> list[int]:
         col = s.cols[src]
         for k in range(1, len(col) - s.down[src] + 1):
             moved = col[-k:]
-            if not is_suited_descending(moved):
+            if v.move == "suited-run" and not is_suited_descending(moved):
                 continue
             for dst in range(C):
                 if dst == src:
                     continue
                 target = s.cols[dst]
-                if not target or rank_of(target[-1]) == rank_of(moved[0]) + 1:
+                if not target:
+                    ok = v.empty_accepts == "any" or rank_of(moved[0]) == 13
+                else:
+                    ok = rank_of(target[-1]) == rank_of(moved[0]) + 1
+                    if v.build == "same-suit":
+                        ok = ok and suit_of(target[-1]) == suit_of(moved[0])
+                if ok:
                     out.append((src * R + k - 1) * C + dst)
-    stock_left = any(s.stock)
-    if stock_left and all(s.cols):
-        out.append(C * R * C)
+    gap = any(not s.cols[c] for c in range(v.dealt_columns))
+    if not (v.deal_needs_no_empty and gap):
+        if v.choose_pile:
+            out += [n_move + j for j, p in enumerate(s.stock) if p]
+        elif any(s.stock):
+            out.append(n_move)
+    if not v.auto_discard:
+        base = n_move + v.n_deal_actions
+        out += [base + c for c in range(C) if complete_run_at_end(s.cols[c], s.down[c])]
     if v.undo and s.prev is not None:
         out.append(v.n_actions - 1)
     return sorted(out)
 
 
 def oracle_after(s: State, a: int) -> tuple:  # type: ignore[type-arg]
-    """(cols, down, stock, completed, moves, deals, reveals) after legal action ``a``."""
+    """(cols, down, stock, completed, moves, deals, reveals) after legal action ``a``
+    (not undo), played card by card."""
     v = s.variant
     C, R = v.n_columns, v.max_run
+    n_move = C * R * C
     cols = [list(c) for c in s.cols]
     down = list(s.down)
     stock = [list(p) for p in s.stock]
     completed = list(s.completed)
     moves, deals, reveals = s.moves, s.deals, s.reveals
     touched: list[int] = []
-    if a < C * R * C:
+
+    def flip(c: int) -> None:
+        nonlocal reveals
+        if down[c] and down[c] == len(cols[c]):
+            down[c] -= 1
+            reveals += 1
+
+    if a < n_move:
         dst, t = a % C, a // C
         k, src = t % R + 1, t // R
         group = cols[src][-k:]
@@ -109,30 +141,27 @@ def oracle_after(s: State, a: int) -> tuple:  # type: ignore[type-arg]
         cols[dst].extend(group)
         moves += 1
         touched = [src, dst]
-    else:
-        j = next(i for i, p in enumerate(stock) if p)
+    elif a < n_move + v.n_deal_actions:
+        j = a - n_move if v.choose_pile else next(i for i, p in enumerate(stock) if p)
         for c, card in enumerate(stock[j]):
             cols[c].append(card)
+            touched.append(c)
         stock[j] = []
         deals += 1
-        touched = list(range(C))
+    else:  # discard (runs are optional to remove)
+        c = a - n_move - v.n_deal_actions
+        assert complete_run_at_end(cols[c], down[c])
+        completed[suit_of(cols[c][-1])] += 1
+        del cols[c][-13:]
+        flip(c)
     for c in touched:
-        if down[c] and down[c] == len(cols[c]):
-            down[c] -= 1
-            reveals += 1
-    for c in touched:
-        tail = tuple(cols[c][-13:])
-        if (
-            len(tail) == 13
-            and len(cols[c]) - down[c] >= 13
-            and rank_of(tail[0]) == 13
-            and is_suited_descending(tail)
-        ):
-            completed[suit_of(tail[0])] += 1
-            del cols[c][-13:]
-            if down[c] and down[c] == len(cols[c]):
-                down[c] -= 1
-                reveals += 1
+        flip(c)
+    if v.auto_discard:
+        for c in touched:
+            if complete_run_at_end(cols[c], down[c]):
+                completed[suit_of(cols[c][-1])] += 1
+                del cols[c][-13:]
+                flip(c)
     return (
         tuple(tuple(c) for c in cols),
         tuple(down),
@@ -142,6 +171,14 @@ def oracle_after(s: State, a: int) -> tuple:  # type: ignore[type-arg]
         deals,
         reveals,
     )
+
+
+def oracle_score(s: State) -> int:
+    runs = sum(s.completed)
+    if s.variant.scoring == "windows":
+        return 500 - s.moves - s.deals - s.undos + 100 * runs
+    won = runs >= s.variant.runs_to_win
+    return 25 * s.reveals + 100 * runs + (100 if won and not s.free_used else 0)
 
 
 # --- properties --------------------------------------------------------------------------------
@@ -371,3 +408,36 @@ def test_oracle_agrees_on_arbitrary_positions(state: State) -> None:
         assert nxt.runs == tuple(run_length(c, d) for c, d in zip(nxt.cols, nxt.down))
         assert State.from_text(nxt.to_text()) == nxt
     assert state.to_text() == text
+
+
+ALL_VARIANTS = sorted(se.VARIANTS)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.sampled_from(ALL_VARIANTS), st.integers(0, 2**32), st.integers(0, 2**32))
+def test_oracle_agrees_on_every_registered_variant(name: str, number: int, seed: int) -> None:
+    """Every rule switch (relaxed deals, free column, chosen piles, same-suit building,
+    any-face-up moves, Kings-only gaps, optional discards, undo) checked card by card."""
+    v = se.get_variant(name)
+    undo_id = v.n_actions - 1
+    state = State.from_deal(se.deal(v, number))
+    rng = random.Random(seed)
+    for _ in range(80):
+        state.validate()
+        legal = legal_actions(state)
+        assert legal == oracle_legal(state), (name, state.to_text())
+        assert state.score == oracle_score(state)
+        assert State.from_text(state.to_text()) == state
+        for b in legal:
+            nxt = apply(state, b)
+            if v.undo and b == undo_id:
+                assert nxt.key() == state.prev.key()  # type: ignore[union-attr]
+                continue
+            got = (nxt.cols, nxt.down, nxt.stock, nxt.completed, nxt.moves, nxt.deals)
+            assert got + (nxt.reveals,) == oracle_after(state, b), (name, b, state.to_text())
+            assert nxt.runs == tuple(run_length(c, d) for c, d in zip(nxt.cols, nxt.down))
+            used = any(nxt.cols[c] for c in range(v.dealt_columns, v.n_columns))
+            assert nxt.free_used == (state.free_used or used)
+        if not legal:
+            break
+        state = apply(state, rng.choice(legal))
