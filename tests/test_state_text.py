@@ -95,8 +95,7 @@ def test_roundtrip_undo_histories() -> None:
     s = State.from_deal(se.deal(v, 4))
     assert "options: undo=true" in s.to_text()
     deepest = 0
-    for before, _a, after in random_play(s, rng, 300):
-        roundtrip(before)
+    for _before, _a, after in random_play(s, rng, 80):  # undo chains make texts grow
         t = roundtrip(after)
         depth, p = 0, t.prev
         while p is not None:
