@@ -105,6 +105,12 @@ class SpiderMethods(gym.Wrapper[Any, np.int64, Any, np.int64], gym.utils.RecordC
         gym.Wrapper.__init__(self, env)
         self._spider = _spider(env)
 
+    def action_masks(self) -> np.ndarray:
+        """The wrapped env's :meth:`~spider_env.env.SpiderEnv.action_masks` (called per step, so
+        defined here rather than found through ``__getattr__``)."""
+        mask: np.ndarray = self._spider.action_masks()
+        return mask
+
     def __getattr__(self, name: str) -> Any:
         spider = self.__dict__.get("_spider")
         if spider is not None and name in SpiderMethods.FORWARDED:
