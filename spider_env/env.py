@@ -27,7 +27,7 @@ from spider_env.rules import (
     legal_actions,
 )
 from spider_env.state import State
-from spider_env.variants import Variant, classic, get_variant
+from spider_env.variants import VARIANTS, Variant, classic, get_variant
 
 DEFAULT_MAX_EPISODE_STEPS = 1000
 ILLEGAL_ACTION_POLICIES = ("penalize", "terminate", "raise")
@@ -239,7 +239,9 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     ## Information
     `info` after every reset and step: `action_mask`, `score`, `moves`, `completed_runs`
     (also as `runs_completed`), `deals_left`, `is_success` (won; the key SB3 reads for its
-    success rate), `legal_action_count`, `illegal_action`, `deal`, `deal_number`.
+    success rate), `legal_action_count`, `illegal_action`, `deal`, `deal_number`, `variant`
+    (the variant's registered name, or the `Variant` itself when built with other options,
+    e.g. `undo=True`).
 
     ## Arguments
     ```python
@@ -338,6 +340,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         else:
             self.observation_space = spaces.Dict(obs_spaces)
 
+        # info["variant"]: the registered name, or the Variant itself when its options differ
+        self._variant_info: str | Variant = v.name if VARIANTS.get(v.name) == v else v
         self._state: State | None = None
         self._mask = np.zeros(self.n_actions, dtype=bool)
         self._done = False
@@ -547,6 +551,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             "illegal_action": illegal,
             "deal": self._deal_name,
             "deal_number": self._deal_number,
+            "variant": self._variant_info,
         }
 
 

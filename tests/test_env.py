@@ -33,6 +33,7 @@ INFO_KEYS = {
     "illegal_action",
     "deal",
     "deal_number",
+    "variant",
 }
 
 
@@ -664,3 +665,10 @@ def test_pysol_game_option():
     _obs, info = env.reset(options={"pysol_game": 5})
     assert info["deal"] == "pysolfc-11#5" and info["deal_number"] == -1
     assert env.action_masks().any()
+
+
+def test_info_names_the_variant():
+    assert SpiderEnv(suits=2).reset(seed=0)[1]["variant"] == "spider-2suit"
+    env = SpiderEnv(suits=2, undo=True)
+    v = env.reset(seed=0)[1]["variant"]
+    assert v == env.variant and v.undo and se.get_variant(v) is v
