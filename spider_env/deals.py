@@ -215,6 +215,10 @@ def deal_from_text(text: str, variant: Variant | str | None = None) -> Deal:
                 hidden += 1
             else:
                 saw_up = True
+        if kind == "deal" and hidden:
+            raise ValueError(
+                f"deal text line {lineno}: stock cards take no '|' mark (only PlayN columns do)"
+            )
         table = cols if kind == "play" else piles
         if idx in table:
             raise ValueError(f"deal text line {lineno}: {head} given twice")

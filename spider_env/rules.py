@@ -33,12 +33,15 @@ class IllegalMoveError(ValueError):
 
 
 def legal_actions(state: State) -> list[int]:
-    """Sorted legal action ids of ``state`` (empty when the game is over). Do not mutate it."""
+    """Sorted legal action ids of ``state`` (empty when the game is over).
+
+    Computed once per state and cached on it; the caller gets its own copy of the list.
+    """
     legal = state._legal
     if legal is None:
         legal = _compute_legal(state)
         state._legal = legal
-    return legal
+    return list(legal)
 
 
 def legal_moves(state: State) -> list[Move]:
