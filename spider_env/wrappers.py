@@ -84,8 +84,9 @@ class SpiderMethods(gym.Wrapper[Any, np.int64, Any, np.int64], gym.utils.RecordC
 
     Gymnasium 1.x wrappers (``TimeLimit``...) no longer forward attributes, so
     ``gymnasium.make("Spider-v0").action_masks()`` would fail. Registered ids put this thin
-    wrapper outermost; it forwards exactly :data:`FORWARDED` to the ``SpiderEnv`` inside and
-    changes nothing else.
+    wrapper outermost; it forwards exactly :data:`FORWARDED` to the ``SpiderEnv`` inside, and
+    refuses (``RuntimeError``) a step after the step limit truncated the episode, as the env
+    itself does after termination. It changes nothing else.
     """
 
     FORWARDED = (
@@ -104,6 +105,22 @@ class SpiderMethods(gym.Wrapper[Any, np.int64, Any, np.int64], gym.utils.RecordC
         gym.utils.RecordConstructorArgs.__init__(self)
         gym.Wrapper.__init__(self, env)
         self._spider = _spider(env)
+        self._ended = False
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        self._ended = False
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        if self._ended:  # the SpiderEnv inside only knows termination, not the step limit
+            raise RuntimeError(
+                "the episode has ended (truncated by the step limit): call env.reset() first"
+            )
+        out = self.env.step(action)
+        self._ended = out[3]
+        return out
 
     def action_masks(self) -> np.ndarray:
         """The wrapped env's :meth:`~spider_env.env.SpiderEnv.action_masks` (called per step, so

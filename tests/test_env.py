@@ -202,6 +202,10 @@ def test_truncation_only_from_the_time_limit():
     outs = list(masked_rollout(env, 0, 100))
     assert len(outs) == 8
     assert all(not o[3] for o in outs[:-1]) and outs[-1][3]
+    with pytest.raises(RuntimeError, match="truncated"):
+        env.step(int(np.flatnonzero(env.action_masks())[0]))
+    env.reset(seed=1)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))  # a reset starts a new episode
     base = SpiderEnv(suits=1)
     assert all(not o[3] for o in masked_rollout(base, 0, 300))
 
