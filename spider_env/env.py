@@ -223,12 +223,13 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     - Termination: the game is won, or no legal action is left (or an illegal action with
       `illegal_action="terminate"`).
     - Truncation: only by the step limit (`TimeLimit`): `gymnasium.make("Spider-v0")` uses
-      `max_episode_steps=1000`. Why 1000: a game has 5 deals and at most a few dozen useful
-      moves between them; 1000 actions is twice the 500 after which the Windows score of a
-      game without runs is negative, leaves room for exploration, and cuts the endless
-      back-and-forth moves random play falls into. Pass `max_episode_steps=` to change it;
-      `SpiderEnv(...)` built directly has no limit. A step after truncation without a reset
-      is a `RuntimeError` (from the `SpiderMethods` wrapper that `gymnasium.make` adds).
+      `max_episode_steps=1000`. Why 1000: measured with the greedy baseline on 1-suit deals
+      0..19, its 14 won games took 160 to 600 actions (median about 210) but one 1399; lost
+      games never end by themselves (moves back and forth stay legal), so a limit is needed,
+      and 1000 keeps nearly every winning game while bounding training episodes. Pass
+      `max_episode_steps=` to change it; `SpiderEnv(...)` built directly has no limit. A step
+      after truncation without a reset is a `RuntimeError` (from the `SpiderMethods` wrapper
+      that `gymnasium.make` adds).
 
     ## Illegal and malformed actions
     `illegal_action` chooses what a legal-but-not-now action does: `"penalize"` (default: the
