@@ -270,7 +270,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     - v0: initial version.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012  (Gymnasium declares it as an instance attribute)
+    # Gymnasium declares metadata as a plain class attribute, hence no ClassVar here.
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012
 
     def __init__(
         self,
@@ -298,6 +299,16 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             raise UnsupportedRenderMode(
                 f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}"
             )
+        for name, flag in (("mask_in_obs", mask_in_obs), ("ascii", ascii), ("color", color)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise TypeError(f"{name} must be a bool, got {flag!r}")
+        if isinstance(illegal_reward, bool) or not isinstance(
+            illegal_reward, (int, float, np.integer, np.floating)
+        ):
+            raise TypeError(f"illegal_reward must be a number, got {illegal_reward!r}")
+        slots_ok = isinstance(feature_slots, int) and not isinstance(feature_slots, bool)
+        if not slots_ok or feature_slots < 0:
+            raise ValueError(f"feature_slots must be an int >= 0, got {feature_slots!r}")
         if mask_in_obs and obs_mode == "flat":
             raise ValueError(
                 "mask_in_obs=True needs a Dict observation (obs_mode 'dict' or 'features')"

@@ -136,6 +136,10 @@ def test_bad_constructor_arguments():
         ({"obs_mode": "flat", "mask_in_obs": True}, ValueError, "mask_in_obs"),
         ({"obs_mode": "features", "feature_slots": -1}, ValueError, "feature_slots"),
         ({"undo": "yes"}, TypeError, "undo"),
+        ({"mask_in_obs": "no"}, TypeError, "mask_in_obs"),
+        ({"color": 1}, TypeError, "color"),
+        ({"illegal_reward": "-1"}, TypeError, "illegal_reward"),
+        ({"feature_slots": 2.5}, ValueError, "feature_slots"),
     ]:
         with pytest.raises(exc, match=text):
             SpiderEnv(**kwargs)
