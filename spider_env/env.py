@@ -379,7 +379,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         return self._mask
 
     def legal_actions(self) -> list[int]:
-        """The legal action ids of the current state (sorted; do not mutate)."""
+        """The legal action ids of the current state (sorted, a fresh list)."""
         return legal_actions(self.state)
 
     def decode_action(self, action: int) -> Move:
