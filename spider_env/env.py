@@ -244,7 +244,9 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     (also as `runs_completed`), `deals_left`, `is_success` (won; the key SB3 reads for its
     success rate), `legal_action_count`, `illegal_action`, `deal`, `deal_number`, `variant`
     (the variant's registered name, or the `Variant` itself when built with other options,
-    e.g. `undo=True`).
+    e.g. `undo=True`). `deal`/`deal_number` identify the deal for bookkeeping and replay; since
+    the generator is public they determine the hidden cards, so agents must not feed them to a
+    policy (the observation and mask alone are the player's view).
 
     ## Arguments
     ```python
