@@ -224,9 +224,9 @@ class SpiderEnv(gym.Env[Any, np.int64]):
       `illegal_action="terminate"`).
     - Truncation: only by the step limit (`TimeLimit`): `gymnasium.make("Spider-v0")` uses
       `max_episode_steps=1000`. Why 1000: measured with the greedy baseline on 1-suit deals
-      0..19, its 14 won games took 160 to 600 actions (median about 210) but one 1399; lost
-      games never end by themselves (moves back and forth stay legal), so a limit is needed,
-      and 1000 keeps nearly every winning game while bounding training episodes. Pass
+      0..19, its 14 won games took 160 to 600 actions (median about 210) but one 1399; its 6
+      lost games all ran into a 3000-step limit (moves back and forth stay legal), so a limit
+      is needed, and 1000 keeps nearly every winning game while bounding training episodes. Pass
       `max_episode_steps=` to change it; `SpiderEnv(...)` built directly has no limit. A step
       after truncation without a reset is a `RuntimeError` (from the `SpiderMethods` wrapper
       that `gymnasium.make` adds).
