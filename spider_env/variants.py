@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from spider_env.cards import N_RANKS
@@ -121,29 +122,29 @@ class Variant:
             raise bad("pile_top_visible needs choose_pile")
 
     # --- derived sizes -------------------------------------------------------------------
-    @property
+    @cached_property
     def n_cards(self) -> int:
         return N_RANKS * self.suit_sets
 
-    @property
+    @cached_property
     def n_columns(self) -> int:
         """C: number of tableau columns, free columns included."""
         return len(self.layout)
 
-    @property
+    @cached_property
     def dealt_columns(self) -> int:
         return len(self.layout) - self.free_columns
 
-    @property
+    @cached_property
     def suit_ids(self) -> tuple[int, ...]:
         """Suits in use: (0,), (0, 1) or (0, 1, 2, 3)."""
         return tuple(range(self.suits))
 
-    @property
+    @cached_property
     def copies_per_suit(self) -> int:
         return self.suit_sets // self.suits
 
-    @property
+    @cached_property
     def max_run(self) -> int:
         """R: the most cards one move can take from a column.
 
@@ -154,7 +155,7 @@ class Variant:
             return N_RANKS
         return self.max_column_length
 
-    @property
+    @cached_property
     def max_column_length(self) -> int:
         """L: an upper bound on the length of any column in any reachable position.
 
@@ -174,22 +175,22 @@ class Variant:
         bound = max(self.layout) - 1 + N_RANKS * (1 + max(per_col))
         return min(bound, self.n_cards)
 
-    @property
+    @cached_property
     def n_deal_actions(self) -> int:
         """D: one per pile when the player chooses the pile, else 1 (0 without a stock)."""
         if not self.stock:
             return 0
         return len(self.stock) if self.choose_pile else 1
 
-    @property
+    @cached_property
     def n_move_actions(self) -> int:
         return self.n_columns * self.max_run * self.n_columns
 
-    @property
+    @cached_property
     def n_discard_actions(self) -> int:
         return 0 if self.auto_discard else self.n_columns
 
-    @property
+    @cached_property
     def n_actions(self) -> int:
         """Size of the fixed action space: moves, deals, discards, undo (in that order)."""
         return (
