@@ -1,1 +1,65 @@
-"""Agents for spider-env."""
+"""Agents for spider-env: one protocol (:class:`agents.base.Agent`), baselines, a loader for
+trained Stable-Baselines3 models.
+
+* :class:`RandomAgent` (``"random"``): uniform over the legal actions, seeded.
+* :class:`GreedyAgent` (``"greedy"``): a one-step heuristic player.
+* :class:`LookaheadAgent` (``"lookahead"``): greedy scoring plus a search over move sequences
+  (the visible part of the table is exact; unseen cards are sampled when a card turns up).
+* :func:`load_sb3_agent` (``"path/to/model.zip"``): a trained SB3 / sb3-contrib model, masks
+  applied at predict time (needs the ``train`` extra).
+
+:func:`make_agent` builds any of them from a name or a path, as the CLI does.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from agents.base import Agent, BaseAgent, legal_from_mask
+from agents.greedy import GreedyAgent, Weights
+from agents.lookahead import LookaheadAgent
+from agents.random_agent import RandomAgent
+from agents.view import TableView
+from spider_env.variants import Variant, get_variant
+
+AGENT_NAMES = ("random", "greedy", "lookahead")
+
+
+def make_agent(spec: str, variant: Variant | str | None = None, seed: int | None = None) -> Any:
+    """An agent from a name (``random``, ``greedy``, ``lookahead``) or a ``.zip`` model path.
+
+    Raises ``ValueError`` for an unknown name and ``FileNotFoundError`` for a missing model.
+    """
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"agent must be a name or a model path, got {spec!r}")
+    v = get_variant(variant) if variant is not None else None
+    key = spec.lower()
+    if key == "random":
+        return RandomAgent(v, seed)
+    if key == "greedy":
+        return GreedyAgent(v, seed)
+    if key in ("lookahead", "search"):
+        return LookaheadAgent(v, seed)
+    if spec.endswith(".zip") or os.sep in spec or os.path.exists(spec):
+        from agents.sb3 import load_sb3_agent
+
+        return load_sb3_agent(spec, v, seed=seed)
+    raise ValueError(
+        f"unknown agent {spec!r}: use one of {', '.join(AGENT_NAMES)} or the path of a "
+        "trained model (.zip)"
+    )
+
+
+__all__ = [
+    "AGENT_NAMES",
+    "Agent",
+    "BaseAgent",
+    "GreedyAgent",
+    "LookaheadAgent",
+    "RandomAgent",
+    "TableView",
+    "Weights",
+    "legal_from_mask",
+    "make_agent",
+]

@@ -1,0 +1,308 @@
+"""A one-step heuristic player: the moves a good player makes without looking ahead.
+
+For every legal action of the mask the agent works out the position it leads to (by running the
+one rules engine, :func:`spider_env.rules.apply`, on a state rebuilt from the observation, see
+:meth:`agents.view.TableView.to_state`) and scores what a player can see of it:
+
+* completed runs (by far the most), face-down cards turned up (more for the last card of a
+  column: a column about to empty), empty columns, suited links (a card on the next higher card
+  of its suit), plain rank links (worth less: they cannot move as a group), breaks (a card on
+  a card it does not follow), Kings at the root of a column;
+* a card turned up by a move is unknown: it counts as a reveal, never by its (filled-in) value.
+
+It plays the best move that improves that score and leads to a position it has not seen in this
+game (so it never undoes its own last move nor walks in circles); it deals only when no move
+improves the position; it discards complete runs where that is optional; it never uses undo.
+Ties break by the agent's seeded RNG, so it is deterministic for a given seed. When nothing
+helps and it cannot deal (stock empty, or an empty column blocks the deal), it plays the least
+harmful move to a new position (filling an empty column so that it can deal, or searching for a
+way on), then the least-visited one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.base import BaseAgent, legal_from_mask
+from agents.view import TableView
+from spider_env.actions import DEAL, DISCARD, MOVE, UNDO, decode
+from spider_env.cards import N_RANKS
+from spider_env.rules import IllegalMoveError, apply
+from spider_env.state import State
+from spider_env.variants import Variant
+
+_K = N_RANKS - 1
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The heuristic's weights (scores of one position; a move's gain is the difference)."""
+
+    run: float = 1000.0  # a completed (removed) run
+    down: float = 50.0  # per face-down card (negative)
+    last_down: float = 12.0  # extra for a column that still has face-down cards (negative)
+    empty: float = 45.0  # per empty column
+    suited: float = 10.0  # per suited link (card on the next higher card of its suit)
+    rank: float = 4.0  # per off-suit rank link (any-suit building only)
+    brk: float = 2.0  # per break between face-up cards (negative)
+    king_root: float = 6.0  # a column with nothing face down whose deepest card is a King
+    unknown: float = 0.0  # value of a card just turned up (unknown to the player)
+
+
+DEFAULT_WEIGHTS = Weights()
+
+
+class PositionScorer:
+    """Scores the visible part of positions; caches per-column values."""
+
+    def __init__(self, variant: Variant, weights: Weights = DEFAULT_WEIGHTS) -> None:
+        self.variant = variant
+        self.w = weights
+        self.any_suit = variant.build == "any-suit"
+        self._cache: dict[tuple[Any, ...], float] = {}
+
+    def column(self, col: tuple[int, ...], down: int, unknown: bool) -> float:
+        """Value of one column (``unknown``: its deepest face-up card was just turned up)."""
+        key = (col, down, unknown)
+        v = self._cache.get(key)
+        if v is not None:
+            return v
+        w = self.w
+        n = len(col)
+        if n == 0:
+            v = w.empty
+        else:
+            v = -w.down * down - (w.last_down if down else 0.0)
+            start = down + 1 if unknown else down
+            suited = rank = brk = 0
+            for i in range(start + 1, n):
+                hi, lo = col[i - 1], col[i]
+                if hi == lo + 1 and lo % N_RANKS != _K:
+                    suited += 1
+                elif hi % N_RANKS == lo % N_RANKS + 1:
+                    rank += 1
+                else:
+                    brk += 1
+            v += w.suited * suited - w.brk * brk
+            if self.any_suit:
+                v += w.rank * rank
+            else:
+                v -= w.brk * rank
+            if down == 0 and not unknown and col[0] % N_RANKS == _K:
+                v += w.king_root
+            if unknown:
+                v += w.unknown
+        if len(self._cache) > 200_000:
+            self._cache.clear()
+        self._cache[key] = v
+        return v
+
+    def state(self, s: State) -> float:
+        total = self.w.run * sum(s.completed)
+        for col, d in zip(s.cols, s.down):
+            total += self.column(col, d, False)
+        return total
+
+    def gain(self, before: State, after: State) -> float:
+        """Score change from ``before`` to ``after`` (cards turned up count as unknown)."""
+        g = self.w.run * (sum(after.completed) - sum(before.completed))
+        col_value = self.column
+        for c in range(len(before.cols)):
+            a, b = after.cols[c], before.cols[c]
+            if a is b:
+                continue
+            da, db = after.down[c], before.down[c]
+            g += col_value(a, da, da < db) - col_value(b, db, False)
+        return g
+
+
+def visible_key(s: State) -> tuple[Any, ...]:
+    """A hashable key of the position an agent sees (to recognise repeated positions).
+
+    Agents only ever hold states rebuilt by :meth:`TableView.to_state` without an RNG, whose
+    filled-in unseen cards are a fixed function of the visible table; so the full position key
+    identifies the visible position (and is much cheaper to build than slicing the columns).
+    """
+    return s.key()
+
+
+def pointless(state: State, src: int, cards: int, dst: int) -> bool:
+    """A whole column (nothing face down) moved into an empty column: the table is the same."""
+    return not state.cols[dst] and len(state.cols[src]) == cards
+
+
+class GreedyAgent(BaseAgent):
+    """One-step heuristic player (see the module docstring). Deterministic for a given seed."""
+
+    name = "greedy"
+    max_neutral = 12  # moves that lose nothing, tried before a deal (per stage of the game)
+
+    def __init__(
+        self,
+        variant: Variant | str | None = None,
+        seed: int | None = None,
+        weights: Weights = DEFAULT_WEIGHTS,
+    ) -> None:
+        super().__init__(variant, seed)
+        self.weights = weights
+        self._scorer: PositionScorer | None = None
+        self.visits: dict[tuple[Any, ...], int] = {}
+        self._filling = False
+        self._neutral = 0
+        self._progress: tuple[int, int, int] | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.visits = {}
+        self._filling = False
+        self._neutral = 0
+        self._progress = None
+
+    def scorer(self, variant: Variant) -> PositionScorer:
+        if self._scorer is None or self._scorer.variant != variant:
+            self._scorer = PositionScorer(variant, self.weights)
+        return self._scorer
+
+    # ------------------------------------------------------------------------------------
+    def rank_actions(
+        self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None
+    ) -> list[tuple[float, int, str]]:
+        """``(gain, action, kind)`` for every legal action, best first (for hints and tests).
+
+        Deals are listed with gain 0.0, undo with ``-inf``.
+        """
+        v = self._variant(info)
+        state = TableView.from_obs(v, obs).to_state()
+        scored = self._score(state, legal_from_mask(mask))
+        return sorted(((g, a, k) for g, _, a, k in scored), key=lambda t: (-t[0], t[1]))
+
+    def _score(self, state: State, legal: np.ndarray) -> list[tuple[float, bool, int, str]]:
+        """``(gain, leads to a new position, action, kind)`` for each legal action."""
+        v = state.variant
+        scorer = self.scorer(v)
+        out: list[tuple[float, bool, int, str]] = []
+        for a in legal.tolist():
+            m = decode(v, a)
+            kind = m.kind
+            if kind in (MOVE, DISCARD):
+                try:
+                    nxt = apply(state, a)
+                except IllegalMoveError:  # pragma: no cover - mask and engine agree
+                    continue
+                revealed = sum(nxt.down) < sum(state.down)
+                fresh = revealed or visible_key(nxt) not in self.visits
+                if fresh and kind == MOVE and pointless(state, m.src, m.cards, m.dst):
+                    fresh = False
+                out.append((scorer.gain(state, nxt), fresh, a, kind))
+            elif kind == DEAL:
+                out.append((0.0, True, a, kind))
+            else:
+                out.append((float("-inf"), False, a, kind))
+        return out
+
+    def _improve(self, state: State, one: tuple[float, int] | None) -> tuple[float, int] | None:
+        """The move to play if it improves the position (``one``: the best single move)."""
+        return one
+
+    def _new_stage(self) -> None:
+        """Called when a card turned up, a run was completed or a deal was made."""
+        self._filling = False
+        self._neutral = 0
+
+    def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
+        v = self._variant(info)
+        legal = legal_from_mask(mask)
+        view = TableView.from_obs(v, obs)
+        state = view.to_state()
+        here = visible_key(state)
+        self.visits[here] = self.visits.get(here, 0) + 1
+        progress = (sum(view.down), sum(view.completed), view.deals_left)
+        if progress != self._progress:
+            self._progress = progress
+            self._new_stage()
+        scored = self._score(state, legal)
+        moves = [(g, f, a) for g, f, a, k in scored if k in (MOVE, DISCARD)]
+        deals = [a for _, _, a, k in scored if k == DEAL]
+        fresh = [(g, a) for g, f, a in moves if f]
+        if self._filling:
+            # We chose to deal but empty columns blocked it: fill them (never emptying a
+            # column again) until the deal is legal or a card turned up changed the picture.
+            if deals:
+                return self._pick_deal(view, deals)
+            pick = self._best([(g, a) for g, a in fresh if self._fills_empty(state, a)])
+            if pick is not None:
+                return pick[1]
+        one = self._best(fresh)
+        best = self._improve(state, one)
+        if best is not None and best[0] > 0:
+            return best[1]
+        if one is not None and one[0] >= 0 and self._neutral < self.max_neutral:
+            # A move that loses nothing, to a new position: it may open something up.
+            self._neutral += 1
+            return one[1]
+        if deals:
+            return self._pick_deal(view, deals)
+        if view.deals_left and fresh and v.deal_needs_no_empty:
+            # The deal is blocked by empty columns: fill one, as well as possible.
+            pick = self._best([(g, a) for g, a in fresh if self._fills_empty(state, a)])
+            if pick is not None:
+                self._filling = True
+                return pick[1]
+        if one is not None:
+            return one[1]
+        if moves:
+            # Every move leads back to a position seen before: the least visited, then best.
+            def visits(a: int) -> int:
+                return self.visits.get(visible_key(apply(state, a)), 0)
+
+            ranked = sorted(moves, key=lambda t: (visits(t[2]), -t[0]))
+            lowest = (visits(ranked[0][2]), -ranked[0][0])
+            ties = [t[2] for t in ranked if (visits(t[2]), -t[0]) == lowest]
+            return int(ties[self.rng.integers(len(ties))])
+        undo = [a for _, _, a, k in scored if k == UNDO]
+        return undo[0] if undo else int(legal[0])
+
+    @staticmethod
+    def _fills_empty(state: State, a: int) -> bool:
+        m = decode(state.variant, a)
+        if m.kind != MOVE or state.cols[m.dst] or m.dst >= state.variant.dealt_columns:
+            return False
+        return len(state.cols[m.src]) > m.cards  # the source does not become empty
+
+    def _best(self, items: list[tuple[float, int]]) -> tuple[float, int] | None:
+        if not items:
+            return None
+        top = max(g for g, _ in items)
+        ties = [a for g, a in items if g >= top - 1e-9]
+        return top, int(ties[self.rng.integers(len(ties))]) if len(ties) > 1 else ties[0]
+
+    def _pick_deal(self, view: TableView, deals: list[int]) -> int:
+        if len(deals) == 1 or view.pile_tops is None:
+            return deals[0]
+        # The player picks the pile: its visible top goes onto the first column.
+        scorer = self.scorer(view.variant)
+        n_move = view.variant.n_move_actions
+        best, best_a = float("-inf"), deals[0]
+        col0 = view.up[0]
+        for a in deals:
+            top = view.pile_tops[a - n_move]
+            if top < 0:
+                continue
+            val = scorer.column(col0 + (top,), 0, False) if col0 else 0.0
+            if val > best:
+                best, best_a = val, a
+        return best_a
+
+
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "GreedyAgent",
+    "PositionScorer",
+    "Weights",
+    "pointless",
+    "visible_key",
+]

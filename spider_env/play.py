@@ -1,0 +1,255 @@
+"""Play in the terminal: ``spider-env play --suits 1 --deal 7``.
+
+Commands (columns are numbered as on screen, from 0; a free column may be typed ``F8`` or ``8``):
+
+* ``3 7``: move the cards that can go from column 3 onto column 7 (onto an empty column: the
+  whole movable run); ``3 7 4``: move exactly 4 cards;
+* ``d``: deal (``d 2``: deal stock pile 2 where the player picks the pile);
+* ``x 3``: discard the complete run at the end of column 3 (where discarding is optional);
+* ``u``: undo (the engine's rule: only when the last action turned up no card);
+* ``h``: a hint from the greedy agent; ``?``: help; ``q``: quit.
+
+Everything goes through :class:`spider_env.env.SpiderEnv` with ``undo=True``, and every
+legality question is answered by its mask (i.e. by :func:`spider_env.rules.legal_actions`);
+bad input gets a message and the game goes on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+import numpy as np
+
+from spider_env.actions import DEAL, DISCARD, MOVE, UNDO, Move, describe, encode
+from spider_env.episodes import Episode
+from spider_env.rules import explain_illegal
+from spider_env.variants import VARIANTS, Variant
+
+HELP = """commands:
+  S D      move from column S onto column D (as many cards as can go)
+  S D K    move K cards from column S onto column D
+  d        deal{pile}
+  x C      discard the complete run at the end of column C (variants where it is optional)
+  u        undo (only when the last action turned up no card)
+  h        hint from the greedy agent
+  ?        this help
+  q        quit"""
+
+
+class TerminalGame:
+    """One game at the terminal; :meth:`run` reads commands from a stream until the end."""
+
+    def __init__(
+        self,
+        variant: Variant,
+        deal: int | None = None,
+        ascii: bool = False,
+        color: bool = False,
+        seed: int | None = None,
+    ) -> None:
+        from spider_env.env import SpiderEnv
+
+        self.env = SpiderEnv(
+            variant=variant,
+            undo=True,
+            illegal_action="raise",
+            render_mode="ansi",
+            ascii=ascii,
+            color=color,
+        )
+        self.variant: Variant = self.env.variant
+        self.base_variant = variant
+        if deal is None:
+            deal = int(np.random.default_rng(seed).integers(0, 2**31))
+        self.deal = deal
+        self.obs, self.info = self.env.reset(options={"deal": deal})
+        self.actions: list[int] = []
+        self.rewards: list[float] = []
+        self.done = not self.info["action_mask"].any()
+        self.quit = False
+        self._hinter: Any = None
+
+    # --- input ----------------------------------------------------------------------------
+    def column(self, token: str) -> int:
+        v = self.variant
+        t = token.strip().upper()
+        if t.startswith("F") and t[1:].isdigit():
+            t = t[1:]
+        if not t.isdigit():
+            raise ValueError(f"{token!r} is not a column number (columns are 0..{v.n_columns - 1})")
+        c = int(t)
+        if c >= v.n_columns:
+            raise ValueError(f"column {c} does not exist (columns are 0..{v.n_columns - 1})")
+        return c
+
+    def parse(self, line: str) -> int | str | None:
+        """An action id, ``"quit"``/``"hint"``/``"help"``, or ``None`` for an empty line.
+
+        Raises ``ValueError`` with a message for the player for bad or illegal input.
+        """
+        v = self.variant
+        words = line.strip().lower().split()
+        if not words:
+            return None
+        cmd = words[0]
+        if cmd in ("q", "quit", "exit"):
+            return "quit"
+        if cmd in ("h", "hint"):
+            return "hint"
+        if cmd in ("?", "help"):
+            return "help"
+        mask = self.env.action_masks()
+        if cmd in ("u", "undo"):
+            if len(words) > 1:
+                raise ValueError("'u' takes no arguments")
+            a = encode(v, Move(UNDO))
+            if not mask[a]:
+                raise ValueError(f"cannot undo: {explain_illegal(self.env.state, a)}")
+            return a
+        if cmd in ("d", "deal"):
+            if v.n_deal_actions == 0:
+                raise ValueError(f"{v.name} has no stock to deal from")
+            if len(words) > 2:
+                raise ValueError("'d' takes at most one number (the stock pile)")
+            pile = 0
+            if len(words) == 2:
+                if not v.choose_pile:
+                    raise ValueError("piles are dealt in order here: type just 'd'")
+                if not words[1].isdigit() or int(words[1]) >= v.n_deal_actions:
+                    raise ValueError(f"stock piles are 0..{v.n_deal_actions - 1}")
+                pile = int(words[1])
+            elif v.choose_pile:
+                legal = [j for j in range(v.n_deal_actions) if mask[encode(v, Move(DEAL, pile=j))]]
+                if not legal:
+                    a = encode(v, Move(DEAL, pile=0))
+                    raise ValueError(f"cannot deal: {explain_illegal(self.env.state, a)}")
+                pile = legal[0]
+            a = encode(v, Move(DEAL, pile=pile))
+            if not mask[a]:
+                raise ValueError(f"cannot deal: {explain_illegal(self.env.state, a)}")
+            return a
+        if cmd in ("x", "discard"):
+            if v.auto_discard:
+                raise ValueError("complete runs are removed at once in this game")
+            if len(words) != 2:
+                raise ValueError("type 'x C' with the column C of the complete run")
+            a = encode(v, Move(DISCARD, src=self.column(words[1])))
+            if not mask[a]:
+                raise ValueError(f"cannot discard: {explain_illegal(self.env.state, a)}")
+            return a
+        if len(words) not in (2, 3):
+            raise ValueError(f"did not understand {line.strip()!r}; type ? for help")
+        src, dst = self.column(words[0]), self.column(words[1])
+        if src == dst:
+            raise ValueError("source and target are the same column")
+        if len(words) == 3:
+            if not words[2].isdigit() or int(words[2]) < 1:
+                raise ValueError(f"{words[2]!r} is not a number of cards (1 or more)")
+            k = int(words[2])
+            if k > v.max_run:
+                raise ValueError(f"at most {v.max_run} cards move at once in {v.name}")
+            a = encode(v, Move(MOVE, src, k, dst))
+            if not mask[a]:
+                raise ValueError(f"cannot {describe(v, a)}: {explain_illegal(self.env.state, a)}")
+            return a
+        # No count: the legal move from src to dst with the most cards.
+        for k in range(v.max_run, 0, -1):
+            a = encode(v, Move(MOVE, src, k, dst))
+            if mask[a]:
+                return a
+        state = self.env.state
+        if not state.cols[src]:
+            raise ValueError(f"column {src} is empty")
+        runs = state.runs[src] if v.move == "suited-run" else len(state.cols[src]) - state.down[src]
+        a = encode(v, Move(MOVE, src, max(1, min(runs, v.max_run)), dst))
+        raise ValueError(f"no move from column {src} to {dst}: {explain_illegal(state, a)}")
+
+    # --- actions ----------------------------------------------------------------------------
+    def hint(self) -> str:
+        from agents.greedy import GreedyAgent
+
+        if self._hinter is None:
+            self._hinter = GreedyAgent(self.variant, seed=0)
+        a = self._hinter.act(self.obs, self.env.action_masks(), self.info)
+        return describe(self.variant, a)
+
+    def step(self, a: int) -> str:
+        obs, r, terminated, truncated, info = self.env.step(a)
+        self.obs, self.info = obs, info
+        self.actions.append(a)
+        self.rewards.append(float(r))
+        self.done = terminated or truncated
+        return describe(self.variant, a)
+
+    def frame(self) -> str:
+        return str(self.env.render())
+
+    def run(self, inp: TextIO, out: TextIO) -> None:
+        v = self.variant
+        pile = " (d P: deal stock pile P)" if v.choose_pile else ""
+        out.write(f"{v.name}, deal {self.deal}. Type ? for help.\n")
+        out.write(self.frame())
+        while not self.done:
+            out.write("> ")
+            out.flush()
+            line = inp.readline()
+            if not line:  # end of input
+                out.write("\n(end of input)\n")
+                self.quit = True
+                break
+            try:
+                cmd = self.parse(line)
+            except ValueError as exc:
+                out.write(f"! {exc}\n")
+                continue
+            if cmd is None:
+                continue
+            if cmd == "quit":
+                self.quit = True
+                break
+            if cmd == "help":
+                out.write(HELP.format(pile=pile) + "\n")
+                continue
+            if cmd == "hint":
+                out.write(f"hint: {self.hint()}\n")
+                continue
+            assert isinstance(cmd, int)
+            self.step(cmd)
+            out.write(self.frame())
+        st = self.env.state
+        if st.won:
+            out.write(f"You won! Score {st.score} in {st.moves} moves.\n")
+        elif self.done:
+            out.write(f"No legal move left: game over. Score {st.score}.\n")
+        else:
+            out.write(f"Bye. Score {st.score}, {sum(st.completed)} run(s) completed.\n")
+
+    def episode(self) -> Episode:
+        """The game so far as an :class:`~spider_env.episodes.Episode` (undo included)."""
+        v = self.variant
+        if v.name not in VARIANTS:
+            raise ValueError(f"variant {v.name!r} is not registered")
+        st = self.env.state
+        return Episode(
+            variant=v.name,
+            deal=self.deal,
+            actions=list(self.actions),
+            rewards=list(self.rewards),
+            outcome={
+                "won": st.won,
+                "runs": sum(st.completed),
+                "score": st.score,
+                "moves": st.moves,
+                "steps": len(self.actions),
+                "reward": round(sum(self.rewards), 6),
+                "terminated": self.done,
+                "truncated": False,
+            },
+            options=v.options_text(),
+            agent="player",
+            seed=None,
+            reward_mode=str(self.env.reward_mode),
+        )
+
+
+__all__ = ["HELP", "TerminalGame"]
