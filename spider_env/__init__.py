@@ -7,6 +7,7 @@ The rules core (:mod:`spider_env.rules`, :mod:`spider_env.state`, :mod:`spider_e
 from spider_env.actions import Move, decode, describe, encode
 from spider_env.deals import Deal, deal, deal_from_text, deal_to_text
 from spider_env.env import SpiderEnv
+from spider_env.evaluate import evaluate  # the function (module: spider_env.evaluate)
 from spider_env.registration import register_envs, register_variant_env
 from spider_env.rules import (
     IllegalMoveError,
@@ -45,6 +46,7 @@ __all__ = [
     "decode",
     "describe",
     "encode",
+    "evaluate",
     "explain_illegal",
     "get_variant",
     "is_terminal",

@@ -1,0 +1,129 @@
+"""Episodes: record, save/load round trip, replay through the env, corrupt files."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agents import GreedyAgent, RandomAgent
+from spider_env.env import SpiderEnv
+from spider_env.episodes import Episode, EpisodeError, play_frames, record_episode, replay_frames
+from spider_env.variants import VARIANTS
+
+
+@pytest.fixture(scope="module")
+def episode() -> Episode:
+    return record_episode(GreedyAgent(), "spider-1suit", 2, max_steps=120, agent_name="greedy")
+
+
+def test_record_holds_variant_deal_actions_rewards_outcome(episode: Episode) -> None:
+    assert episode.variant == "spider-1suit" and episode.deal == 2
+    assert len(episode.actions) == len(episode.rewards) == episode.outcome["steps"]
+    assert episode.outcome["reward"] == pytest.approx(sum(episode.rewards))
+    assert set(episode.outcome) >= {"won", "runs", "score", "moves", "truncated"}
+
+
+def test_save_load_round_trip(episode: Episode, tmp_path: Any) -> None:
+    path = tmp_path / "ep.jsonl"
+    episode.save(str(path))
+    lines = path.read_text().splitlines()
+    head = json.loads(lines[0])
+    assert head["format"] == "spider-env episode" and head["deal"] == 2
+    assert json.loads(lines[1])["move"].startswith(("move", "deal"))
+    assert "outcome" in json.loads(lines[-1])
+    assert Episode.load(str(path)) == episode
+
+
+def test_replay_reproduces_the_game(episode: Episode) -> None:
+    frames = list(replay_frames(episode))
+    assert len(frames) == len(episode.actions) + 1
+    env = SpiderEnv(suits=1, render_mode="ansi")
+    env.reset(options={"deal": 2})
+    assert frames[0] == env.render()
+    for a in episode.actions:
+        env.step(a)
+    assert frames[-1] == env.render()
+    assert "last action:" in frames[-1]
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_every_variant_records_and_replays(name: str, tmp_path: Any) -> None:
+    v = VARIANTS[name].with_options(undo=True)
+    ep = record_episode(RandomAgent(), v, 1, max_steps=40)
+    assert ep.options == "undo=true" or VARIANTS[name].undo
+    ep.save(str(tmp_path / "e.jsonl"))
+    back = Episode.load(str(tmp_path / "e.jsonl"))
+    assert len(list(replay_frames(back, ascii=True))) == len(ep.actions) + 1
+
+
+def test_play_frames_modes(episode: Episode) -> None:
+    import io
+
+    out = io.StringIO()
+    n = play_frames(replay_frames(episode), delay=None, out=out, final_only=True)
+    assert n == 1 and out.getvalue() == list(replay_frames(episode))[-1]
+    out = io.StringIO()
+    answers = iter([True, True, False])
+    n = play_frames(replay_frames(episode), delay=None, out=out, wait=lambda: next(answers))
+    assert n == 3  # the start, two Enters, then "q"
+    out = io.StringIO()
+    assert play_frames(replay_frames(episode), delay=0.0, out=out) == len(episode.actions) + 1
+
+
+def _corrupt(episode: Episode, tmp_path: Any, edit: Any) -> str:
+    lines = episode.to_lines()
+    lines = edit(lines)
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda ls: [], "empty file"),
+        (lambda ls: ["{not json", *ls[1:]], "line 1: not valid JSON"),
+        (lambda ls: ['{"hello": 1}', *ls[1:]], "not a spider-env episode"),
+        (lambda ls: [ls[0].replace('"version": 1', '"version": 9'), *ls[1:]], "version"),
+        (lambda ls: [ls[0].replace("spider-1suit", "spider-7suit"), *ls[1:]], "unknown variant"),
+        (lambda ls: [ls[0].replace('"deal": 2', '"deal": -4'), *ls[1:]], "'deal'"),
+        (lambda ls: ls[:-1], "no outcome line"),
+        (lambda ls: [ls[0], ls[2], *ls[3:]], "line 2: expected step 0"),
+        (lambda ls: [ls[0], ls[1].replace('"action": ', '"action": 99999 + '), *ls[2:]], "JSON"),
+        (lambda ls: [ls[0], '{"step": 0, "action": 99999, "reward": 0}', *ls[2:]], "out of range"),
+        (lambda ls: [ls[0], '{"step": 0, "action": "x", "reward": 0}', *ls[2:]], "must be an int"),
+        (lambda ls: [*ls, '{"step": 999}'], "after the outcome"),
+        (lambda ls: [ls[0], '{"step": 0, "action": 1, "reward": "a"}', *ls[2:]], "number"),
+        (lambda ls: ["[1, 2]", *ls[1:]], "expected a JSON object"),
+    ],
+)
+def test_corrupt_files_are_refused_with_the_line(
+    episode: Episode, tmp_path: Any, edit: Any, match: str
+) -> None:
+    with pytest.raises(EpisodeError, match=match):
+        Episode.load(_corrupt(episode, tmp_path, edit))
+
+
+def test_inconsistent_files_fail_at_replay(episode: Episode) -> None:
+    illegal = Episode(**{**episode.__dict__, "actions": [0, *episode.actions[1:]]})
+    with pytest.raises(EpisodeError, match="step 0: action 0 is not legal"):
+        list(replay_frames(illegal))
+    rewards = Episode(**{**episode.__dict__, "rewards": [5.0, *episode.rewards[1:]]})
+    with pytest.raises(EpisodeError, match="reward"):
+        list(replay_frames(rewards))
+    outcome = Episode(**{**episode.__dict__, "outcome": {**episode.outcome, "won": True}})
+    if not episode.outcome["won"]:
+        with pytest.raises(EpisodeError, match="outcome"):
+            list(replay_frames(outcome))
+
+
+def test_binary_and_directory_paths(tmp_path: Any) -> None:
+    (tmp_path / "bin.jsonl").write_bytes(b"\xff\xfe\x00\x01")
+    with pytest.raises(EpisodeError, match="not a text file"):
+        Episode.load(str(tmp_path / "bin.jsonl"))
+    with pytest.raises(EpisodeError, match="directory"):
+        Episode.load(str(tmp_path))
+    with pytest.raises(FileNotFoundError):
+        Episode.load(str(tmp_path / "missing.jsonl"))
