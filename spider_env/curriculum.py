@@ -1,0 +1,374 @@
+"""Curricula for training: which deals an agent practises on, and how hard the game is.
+
+Three small pieces, usable with any RL library (only the optional SB3 callback needs
+Stable-Baselines3, imported when you ask for it):
+
+* :class:`DealRange`: a wrapper that plays only deal numbers from a given range, in random
+  order (training) or in a fixed cycle (evaluation). Keeping training and evaluation deals
+  disjoint is how the training examples measure play on *held-out* deals.
+* :class:`Curriculum`: the schedule, pure Python. Stages are suit counts (default 1, then 2,
+  then 4); :meth:`Curriculum.record` takes episode outcomes and moves on to the next stage
+  when the win rate of the last ``window`` episodes of the current stage reaches
+  ``threshold``.
+* :class:`SuitCurriculum`: a Gymnasium env that plays classic Spider with the suit count of
+  the current stage. All stages share one observation space (the feature encodings of
+  :mod:`spider_env.observation` are widened to the suit one-hot of the widest stage), so one
+  network learns across stages. Stage changes take effect at the next ``reset``.
+  With ``curriculum=`` the env advances itself from its own episodes; in a vectorised setup
+  pass none and let :func:`sb3_curriculum_callback` decide from the episodes of *all* envs and
+  call ``set_stage`` on each of them.
+
+Example (one env, no framework)::
+
+    env = SuitCurriculum(curriculum=Curriculum(threshold=0.5, window=100),
+                         obs_mode="flat", reward_mode="shaped", train_deals=range(10_000, 2**32))
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from spider_env.cards import N_RANKS
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, SpiderEnv
+
+DEAL_ORDERS = ("random", "cycle")
+
+
+def _deal_sequence(deals: Sequence[int] | range) -> Sequence[int] | range:
+    if isinstance(deals, range):
+        seq: Sequence[int] | range = deals
+    else:
+        seq = list(deals)
+        for n in seq:
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+                raise TypeError(f"deal numbers must be ints, got {n!r}")
+    if len(seq) == 0:
+        raise ValueError("the deal range is empty")
+    # min() of a range is O(1) this way (the builtin would walk billions of numbers)
+    low = min(seq[0], seq[-1]) if isinstance(seq, range) else min(seq)
+    if low < 0:
+        raise ValueError(f"deal numbers must be >= 0, got {low}")
+    return seq
+
+
+class DealRange(gym.Wrapper[Any, Any, Any, Any]):
+    """Play only the deal numbers of ``deals`` (a ``range`` or a sequence of ints).
+
+    ``order="random"``: every ``reset`` draws a deal uniformly from ``deals`` with the wrapper's
+    own RNG (seeded by ``reset(seed=...)``, like the env's). ``order="cycle"``: deals in
+    order, wrapping around; ``restart()`` goes back to the first one. An explicit
+    ``reset(options={...})`` (a deal, a deal text, a state) is passed through untouched.
+    ``info["deal_number"]`` names the deal played.
+    """
+
+    def __init__(
+        self, env: gym.Env[Any, Any], deals: Sequence[int] | range, order: str = "random"
+    ) -> None:
+        super().__init__(env)
+        if order not in DEAL_ORDERS:
+            raise ValueError(f"order must be one of {DEAL_ORDERS}, got {order!r}")
+        self.deals = _deal_sequence(deals)
+        self.order = order
+        self._next = 0
+        self._rng = np.random.default_rng()
+
+    def restart(self) -> None:
+        """Cycle order: the next ``reset`` plays the first deal again."""
+        self._next = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        if options:
+            return self.env.reset(seed=seed, options=options)
+        if self.order == "random":
+            number = int(self.deals[int(self._rng.integers(0, len(self.deals)))])
+        else:
+            number = int(self.deals[self._next % len(self.deals)])
+            self._next += 1
+        return self.env.reset(seed=seed, options={"deal": number})
+
+    def action_masks(self) -> np.ndarray:
+        """The mask of the wrapped env (sb3-contrib looks it up by this name)."""
+        return np.asarray(self.env.get_wrapper_attr("action_masks")())
+
+
+class Curriculum:
+    """When to move on: stages of suit counts and a win-rate threshold.
+
+    ``record(won, stage)`` adds one finished episode of ``stage`` (episodes of other stages,
+    e.g. games that were still running when the stage changed, are ignored) and returns True
+    when that made the curriculum advance. It advances when at least ``window`` episodes of
+    the current stage have been recorded and the win rate of the last ``window`` of them is
+    ``>= threshold``; the window starts empty at every stage. The last stage never ends.
+    """
+
+    def __init__(
+        self, stages: Sequence[int] = (1, 2, 4), threshold: float = 0.5, window: int = 100
+    ) -> None:
+        stages = tuple(stages)
+        if not stages:
+            raise ValueError("a curriculum needs at least one stage")
+        for s in stages:
+            if isinstance(s, bool) or s not in (1, 2, 4):
+                raise ValueError(f"curriculum stages are suit counts 1, 2 or 4, got {s!r}")
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be an int >= 1, got {window!r}")
+        self.stages = stages
+        self.threshold = float(threshold)
+        self.window = window
+        self.stage = 0
+        self.history: list[tuple[int, int]] = []  # (stage, episodes recorded when it ended)
+        self.episodes = 0
+        self._results: deque[bool] = deque(maxlen=window)
+
+    @property
+    def suits(self) -> int:
+        """Suit count of the current stage."""
+        return self.stages[self.stage]
+
+    @property
+    def is_last(self) -> bool:
+        return self.stage == len(self.stages) - 1
+
+    @property
+    def win_rate(self) -> float:
+        """Win rate over the last ``window`` episodes of the current stage (0 if none)."""
+        return float(np.mean(self._results)) if self._results else 0.0
+
+    def record(self, won: bool, stage: int | None = None) -> bool:
+        if stage is not None and stage != self.stage:
+            return False
+        self.episodes += 1
+        self._results.append(bool(won))
+        if (
+            not self.is_last
+            and len(self._results) == self.window
+            and self.win_rate >= self.threshold
+        ):
+            self.history.append((self.stage, self.episodes))
+            self.stage += 1
+            self._results.clear()
+            return True
+        return False
+
+    def __repr__(self) -> str:
+        return (
+            f"Curriculum(stages={self.stages}, threshold={self.threshold}, window={self.window}, "
+            f"stage={self.stage})"
+        )
+
+
+def _widen_columns(cols: np.ndarray, slots: int, from_suits: int, to_suits: int) -> np.ndarray:
+    """Re-lay feature columns encoded for ``from_suits`` as if for ``to_suits`` (same cards)."""
+    from_w = from_suits if from_suits > 1 else 0
+    to_w = to_suits if to_suits > 1 else 0
+    if from_w == to_w:
+        return cols
+    c = cols.shape[0]
+    out = np.zeros((c, 4 + (slots + 1) * (N_RANKS + to_w)), dtype=cols.dtype)
+    out[:, :4] = cols[:, :4]
+    for i in range(slots + 1):
+        src = 4 + i * (N_RANKS + from_w)
+        dst = 4 + i * (N_RANKS + to_w)
+        ranks = cols[:, src : src + N_RANKS]
+        out[:, dst : dst + N_RANKS] = ranks
+        if from_w:
+            out[:, dst + N_RANKS : dst + N_RANKS + from_w] = cols[
+                :, src + N_RANKS : src + N_RANKS + from_w
+            ]
+        else:  # one suit: every card is a spade
+            out[:, dst + N_RANKS] = ranks.max(axis=1)
+    return out
+
+
+class SuitCurriculum(gym.Env[Any, np.int64]):
+    """Classic Spider whose suit count follows a curriculum (see the module docstring).
+
+    Arguments: ``curriculum`` (a :class:`Curriculum` that this env advances from its own
+    episodes, or ``None`` to be driven from outside with :meth:`set_stage`), ``stages`` (suit
+    counts, used when ``curriculum`` is None), ``obs_mode`` (``"flat"`` or ``"features"``, the
+    learning encodings), ``train_deals`` (deal numbers to play, random order; ``None``: the
+    env's own RNG), ``max_episode_steps`` (step limit per episode, default the registered
+    one), and any other :class:`~spider_env.env.SpiderEnv` argument (``reward_mode``,
+    ``illegal_action``, ``feature_slots``...). ``info`` gains ``suits`` and
+    ``curriculum_stage``.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012
+
+    def __init__(
+        self,
+        curriculum: Curriculum | None = None,
+        stages: Sequence[int] = (1, 2, 4),
+        obs_mode: str = "flat",
+        train_deals: Sequence[int] | range | None = None,
+        max_episode_steps: int | None = DEFAULT_MAX_EPISODE_STEPS,
+        **env_kwargs: Any,
+    ) -> None:
+        if obs_mode not in ("flat", "features"):
+            raise ValueError(
+                f"SuitCurriculum needs a learning encoding, obs_mode 'flat' or 'features'; got "
+                f"{obs_mode!r} (the table encoding differs between suit counts)"
+            )
+        for key in ("suits", "variant", "mask_in_obs"):
+            if key in env_kwargs:
+                raise ValueError(f"SuitCurriculum chooses {key!r} itself; do not pass it")
+        self.curriculum = curriculum
+        self.stages = tuple(curriculum.stages if curriculum is not None else stages)
+        if curriculum is None:
+            Curriculum(self.stages)  # validates the stages
+        self.obs_mode = obs_mode
+        self.slots = int(env_kwargs.get("feature_slots", 6))
+        self.max_episode_steps = max_episode_steps
+        self.render_mode = env_kwargs.get("render_mode")
+        self._envs: list[gym.Env[Any, Any]] = []
+        for s in self.stages:
+            e: gym.Env[Any, Any] = SpiderEnv(suits=s, obs_mode=obs_mode, **env_kwargs)
+            if max_episode_steps is not None:
+                e = gym.wrappers.TimeLimit(e, max_episode_steps)
+            if train_deals is not None:
+                e = DealRange(e, train_deals, order="random")
+            self._envs.append(e)
+        self.widest = max(self.stages)
+        widest_env = self._envs[self.stages.index(self.widest)]
+        self.observation_space = widest_env.observation_space
+        self.action_space = widest_env.action_space
+        for s, e in zip(self.stages, self._envs):
+            if e.action_space != self.action_space:
+                raise ValueError(f"stage with {s} suit(s) has another action space")
+            probe = self._widen(e.observation_space.sample(), s)
+            if not self.observation_space.contains(probe):
+                raise ValueError(
+                    f"the {obs_mode!r} observation of {s} suit(s) cannot be widened to "
+                    f"{self.widest} suits (unexpected feature layout)"
+                )
+        self.stage = curriculum.stage if curriculum is not None else 0
+        self._pending: int | None = None
+        self._active = self.stage
+        self._seeded = False
+
+    @property
+    def suits(self) -> int:
+        """Suit count of the game being played."""
+        return self.stages[self._active]
+
+    def set_stage(self, stage: int) -> None:
+        """Play stage ``stage`` (an index into ``stages``) from the next ``reset`` on."""
+        if isinstance(stage, bool) or not isinstance(stage, (int, np.integer)):
+            raise TypeError(f"stage must be an int, got {stage!r}")
+        if not 0 <= stage < len(self.stages):
+            raise ValueError(f"stage must be in 0..{len(self.stages) - 1}, got {stage}")
+        self.stage = int(stage)
+
+    def action_masks(self) -> np.ndarray:
+        return np.asarray(self._envs[self._active].get_wrapper_attr("action_masks")())
+
+    def _widen(self, obs: Any, suits: int) -> Any:
+        if suits == self.widest:
+            return obs
+        if self.obs_mode == "features":
+            cols = _widen_columns(obs["columns"], self.slots, suits, self.widest)
+            return {"columns": cols, "globals": obs["globals"]}
+        c = self._envs[0].unwrapped.variant.n_columns  # type: ignore[attr-defined]
+        n_cols = c * (4 + (self.slots + 1) * (N_RANKS + (suits if suits > 1 else 0)))
+        cols = obs[:n_cols].reshape(c, -1)
+        wide = _widen_columns(cols, self.slots, suits, self.widest)
+        return np.concatenate((wide.ravel(), obs[n_cols:]))
+
+    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
+        info["suits"] = self.suits
+        info["curriculum_stage"] = self._active
+        return info
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._active = self.stage
+        env = self._envs[self._active]
+        if seed is not None or not self._seeded:
+            # seed every stage once, each from the env's RNG, so stages are reproducible
+            for e in self._envs:
+                e.reset(seed=int(self.np_random.integers(0, 2**31)))
+            self._seeded = True
+        obs, info = env.reset(options=options)
+        return self._widen(obs, self.suits), self._info(info)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self._envs[self._active].step(action)
+        ended = terminated or truncated
+        c = self.curriculum
+        if ended and c is not None and c.record(bool(info.get("is_success")), self._active):
+            self.stage = c.stage
+        return self._widen(obs, self.suits), float(reward), terminated, truncated, self._info(info)
+
+    def render(self) -> Any:
+        return self._envs[self._active].render()
+
+    def close(self) -> None:
+        for e in self._envs:
+            e.close()
+
+
+def sb3_curriculum_callback(
+    curriculum: Curriculum,
+    on_advance: Callable[[Curriculum], None] | None = None,
+    verbose: int = 0,
+) -> Any:
+    """A Stable-Baselines3 callback that drives :class:`SuitCurriculum` training envs.
+
+    It records every finished training episode of every env (``info["is_success"]`` and
+    ``info["curriculum_stage"]``) in ``curriculum``; when that advances, it calls
+    ``set_stage`` on all training envs (``VecEnv.env_method``, so it works with
+    ``DummyVecEnv`` and ``SubprocVecEnv``) and then ``on_advance(curriculum)``. It logs
+    ``curriculum/stage``, ``curriculum/suits`` and ``curriculum/win_rate``. Needs
+    ``stable-baselines3`` (the ``train`` extra).
+    """
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class CurriculumCallback(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.training_env.env_method("set_stage", curriculum.stage)
+
+        def _on_step(self) -> bool:
+            dones = self.locals.get("dones")
+            infos = self.locals.get("infos", [])
+            if dones is None:
+                return True
+            for done, info in zip(dones, infos):
+                if not done or "curriculum_stage" not in info:
+                    continue
+                if curriculum.record(bool(info.get("is_success")), info["curriculum_stage"]):
+                    self.training_env.env_method("set_stage", curriculum.stage)
+                    if self.verbose:
+                        print(
+                            f"curriculum: {self.num_timesteps} steps, moving on to "
+                            f"{curriculum.suits} suit(s)"
+                        )
+                    if on_advance is not None:
+                        on_advance(curriculum)
+            self.logger.record("curriculum/stage", curriculum.stage)
+            self.logger.record("curriculum/suits", curriculum.suits)
+            self.logger.record("curriculum/win_rate", curriculum.win_rate)
+            return True
+
+    return CurriculumCallback(verbose)
+
+
+__all__ = [
+    "DEAL_ORDERS",
+    "Curriculum",
+    "DealRange",
+    "SuitCurriculum",
+    "sb3_curriculum_callback",
+]

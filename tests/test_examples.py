@@ -1,0 +1,279 @@
+"""The training examples (smoke runs with a tiny budget) and spider_env.curriculum.
+
+Each example runs for a few hundred steps (seconds), then the saved model is loaded and played
+through the ``spider-env evaluate`` command line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import spider_env
+from spider_env.curriculum import Curriculum, DealRange, SuitCurriculum, sb3_curriculum_callback
+from spider_env.observation import FeatureEncoder
+
+pytest.importorskip("sb3_contrib", reason="the training examples need the 'train' extra")
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+sys.path.insert(0, str(EXAMPLES))
+
+TINY = [
+    "--timesteps", "256",
+    "--n-envs", "2",
+    "--n-steps", "64",
+    "--batch-size", "64",
+    "--n-epochs", "1",
+    "--net-arch", "32",
+    "--max-episode-steps", "40",
+    "--eval-freq", "128",
+    "--eval-episodes", "2",
+    "--eval-envs", "2",
+    "--checkpoint-freq", "128",
+]  # fmt: skip
+
+
+def _spider_env_cli() -> list[str]:
+    exe = Path(sys.executable).with_name("spider-env")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "spider_env.cli"]
+
+
+@pytest.fixture(scope="module")
+def maskable_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import train_maskable_ppo
+
+    out = tmp_path_factory.mktemp("maskable")
+    train_maskable_ppo.main([*TINY, "--out", str(out)])
+    return out
+
+
+def test_maskable_ppo_smoke_writes_everything(maskable_run: Path) -> None:
+    out = maskable_run
+    for name in ("model.zip", "model.json", "eval.csv", "progress.csv", "learning_curve.png"):
+        assert (out / name).is_file(), name
+    assert (out / "best_model" / "best_model.zip").is_file()
+    assert list((out / "checkpoints").glob("*.zip"))
+    assert list(out.glob("events.out.tfevents.*")), "no TensorBoard log"
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["algo"] == "MaskablePPO" and meta["use_masking"] is True
+    assert meta["env_kwargs"] == {
+        "suits": 1,
+        "obs_mode": "flat",
+        "feature_slots": 6,
+        "reward_mode": "shaped",
+        "illegal_action": "penalize",
+    }
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["timesteps"] >= 256
+    assert set(summary["baselines"]) == {"random", "greedy"}
+    rows = (out / "eval.csv").read_text().splitlines()
+    assert rows[0].startswith("timesteps,") and len(rows) >= 3
+    last = dict(zip(rows[0].split(","), rows[-1].split(",")))
+    assert float(last["episodes"]) == 2
+    assert 0.0 <= float(last["win_rate"]) <= 1.0
+    assert float(last["illegal_action_rate"]) == 0.0  # masks at evaluation
+
+
+def test_saved_model_evaluates_through_the_cli(maskable_run: Path, tmp_path: Path) -> None:
+    report = tmp_path / "eval.json"
+    cmd = [
+        *_spider_env_cli(),
+        "evaluate",
+        "--agent",
+        str(maskable_run / "model.zip"),
+        "--suits",
+        "1",
+        "--deals",
+        "0:2",
+        "--max-steps",
+        "30",
+        "--no-progress",
+        "--json",
+        str(report),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "model.zip" in proc.stdout
+    assert report.is_file()
+    assert "model.zip" in report.read_text()
+
+
+def test_ppo_without_masks_smoke(tmp_path: Path) -> None:
+    import train_ppo_without_masks
+
+    summary = train_ppo_without_masks.main([*TINY, "--out", str(tmp_path), "--baselines", "skip"])
+    assert summary["algo"] == "PPO"
+    meta = json.loads((tmp_path / "model.json").read_text())
+    assert meta["algo"] == "PPO" and meta["use_masking"] is False
+    assert (tmp_path / "model.zip").is_file() and (tmp_path / "learning_curve.png").is_file()
+
+
+def test_curriculum_example_smoke(tmp_path: Path) -> None:
+    import curriculum
+
+    i = TINY.index("--eval-freq")
+    args = TINY[:i] + TINY[i + 2 :]  # the curriculum example validates at the end only
+    summary = curriculum.main([*args, "--out", str(tmp_path), "--threshold", "0.5"])
+    assert summary["stages"] == [1, 2, 4]
+    assert set(summary["validation"]) == {"1 suit(s)", "2 suit(s)", "4 suit(s)"}
+    assert (tmp_path / "model.zip").is_file()
+
+
+def test_plot_script_draws_runs_side_by_side(maskable_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "curve.png"
+    cmd = [
+        sys.executable,
+        str(EXAMPLES / "plot_learning_curves.py"),
+        "--run",
+        f"A={maskable_run}",
+        "--run",
+        f"B={maskable_run}",
+        "--baselines",
+        str(maskable_run / "baselines.json"),
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bad_command_line_values_are_refused(tmp_path: Path) -> None:
+    import train_maskable_ppo
+
+    with pytest.raises(SystemExit, match="net-arch"):
+        train_maskable_ppo.main(["--net-arch", "64,x", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="timesteps"):
+        train_maskable_ppo.main(["--timesteps", "0", "--out", str(tmp_path)])
+
+
+# --- spider_env.curriculum -----------------------------------------------------------------------
+def test_curriculum_moves_on_only_after_a_full_window_above_threshold() -> None:
+    c = Curriculum((1, 2, 4), threshold=0.5, window=4)
+    assert c.suits == 1
+    for won in (True, True, True):
+        assert not c.record(won)  # window not full yet
+    assert c.record(False)  # 3 of 4 = 0.75 >= 0.5
+    assert c.suits == 2 and c.win_rate == 0.0  # the window starts empty at a new stage
+    assert not c.record(True, stage=0)  # a game of the old stage is ignored
+    for won in (False, False, False, True):
+        assert not c.record(won)  # 1 of 4 = 0.25
+    assert c.record(True)  # the last 4: F F T T = 0.5 >= 0.5
+    assert c.suits == 4 and c.is_last
+    for _ in range(10):
+        assert not c.record(True)  # the last stage never ends
+    assert c.history == [(0, 4), (1, 9)]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"stages": ()}, "at least one stage"),
+        ({"stages": (1, 3)}, "suit counts"),
+        ({"threshold": 0.0}, "threshold"),
+        ({"window": 0}, "window"),
+    ],
+)
+def test_curriculum_rejects_bad_settings(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Curriculum(**kwargs)
+
+
+def test_deal_range_cycles_and_draws_reproducibly() -> None:
+    env = DealRange(gym.make("Spider-v0", suits=1), range(5, 8), order="cycle")
+    assert [env.reset()[1]["deal_number"] for _ in range(4)] == [5, 6, 7, 5]
+    env.restart()
+    assert env.reset()[1]["deal_number"] == 5
+    assert env.reset(options={"deal": 42})[1]["deal_number"] == 42  # explicit choice wins
+    big = DealRange(gym.make("Spider-v0", suits=1), range(10_000, 2**32))
+    first = [big.reset(seed=3)[1]["deal_number"] for _ in range(2)]
+    assert first[0] == first[1] >= 10_000
+    assert big.action_masks().dtype == bool
+    with pytest.raises(ValueError, match="order"):
+        DealRange(gym.make("Spider-v0"), [1], order="sorted")
+    with pytest.raises(ValueError, match="empty"):
+        DealRange(gym.make("Spider-v0"), [])
+    with pytest.raises(ValueError, match=">= 0"):
+        DealRange(gym.make("Spider-v0"), [3, -1])
+
+
+def test_suit_curriculum_observation_is_the_widest_stage_layout() -> None:
+    env = SuitCurriculum(stages=(1, 2, 4), obs_mode="flat", reward_mode="shaped")
+    obs, info = env.reset(options={"deal": 7})
+    assert info["suits"] == 1 and info["curriculum_stage"] == 0
+    assert env.observation_space.contains(obs)
+    # a 1-suit position, widened, reads like the 4-suit encoding of the same cards (all spades)
+    state = spider_env.new_game("spider-1suit", 7)
+    cols, _ = FeatureEncoder(spider_env.classic(4), 6).encode(state)
+    n = cols.size
+    np.testing.assert_array_equal(obs[:n].reshape(cols.shape), cols)
+    assert env.action_masks().sum() == len(spider_env.legal_actions(state))
+    env.set_stage(2)
+    assert env.suits == 1  # takes effect at the next reset
+    _, info = env.reset()
+    assert info["suits"] == 4
+    with pytest.raises(ValueError, match="stage"):
+        env.set_stage(3)
+    with pytest.raises(ValueError, match="learning encoding"):
+        SuitCurriculum(obs_mode="dict")
+    with pytest.raises(ValueError, match="suits"):
+        SuitCurriculum(suits=2)
+
+
+def test_suit_curriculum_passes_gymnasium_check_env() -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(SuitCurriculum(obs_mode="features", max_episode_steps=50), skip_render_check=True)
+
+
+def test_suit_curriculum_advances_itself_with_its_own_curriculum() -> None:
+    class AlwaysWon(Curriculum):
+        def record(self, won: bool, stage: int | None = None) -> bool:
+            return super().record(True, stage)
+
+    env = SuitCurriculum(curriculum=AlwaysWon(window=1), max_episode_steps=3)
+    env.reset(seed=0)
+    seen = set()
+    for _ in range(12):
+        _obs, _, term, trunc, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        seen.add(info["suits"])
+        if term or trunc:
+            env.reset()
+    assert seen == {1, 2, 4}
+
+
+def test_sb3_callback_sets_the_stage_of_every_training_env() -> None:
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    class AlwaysWon(Curriculum):
+        def record(self, won: bool, stage: int | None = None) -> bool:
+            return super().record(True, stage)
+
+    cur = AlwaysWon(window=1)
+
+    def make() -> gym.Env[Any, Any]:
+        return Monitor(SuitCurriculum(max_episode_steps=10))
+
+    venv = DummyVecEnv([make, make])
+    model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=32, n_epochs=1, seed=0)
+    model.learn(64, callback=sb3_curriculum_callback(cur))
+    assert cur.stage == 2
+    assert venv.get_attr("stage") == [2, 2]
+
+
+def test_examples_do_not_import_private_env_internals() -> None:
+    for path in EXAMPLES.glob("*.py"):
+        text = path.read_text()
+        assert "._state" not in text and "env.state" not in text, path
+    assert os.access(EXAMPLES / "train_maskable_ppo.py", os.R_OK)
