@@ -46,11 +46,36 @@ def legal_from_mask(mask: Any) -> np.ndarray:
     return legal
 
 
+def infer_variant(obs: Any, mask: Any) -> Variant | None:
+    """The registered variant that fits an observation and mask (the fewest suits that cover
+    the visible cards), for agents used without a variant; ``None`` if nothing fits."""
+    from spider_env.variants import VARIANTS
+
+    try:
+        tab = np.asarray(obs["tableau"])
+        n = int(np.asarray(mask).size)
+    except (TypeError, KeyError, IndexError):
+        return None
+    if tab.ndim != 2:
+        return None
+    suits = {(int(x) - 2) // 13 for x in np.unique(tab) if x >= 2}
+    fits = [
+        v
+        for v in VARIANTS.values()
+        if v.n_actions == n
+        and v.n_columns == tab.shape[0]
+        and v.max_column_length == tab.shape[1]
+        and suits <= set(v.suit_ids)
+    ]
+    return min(fits, key=lambda v: v.suits) if fits else None
+
+
 class BaseAgent:
     """Shared plumbing: the variant, a seeded RNG, ``reset``.
 
-    ``variant`` may be left ``None``; it is then taken from ``info["variant"]`` (a name or a
-    :class:`~spider_env.variants.Variant`) on the first :meth:`act`.
+    ``variant`` may be left ``None``; it is then taken from ``info["variant"]`` (the env puts
+    the variant's name there) on the first :meth:`act`, or, without it, guessed from the shapes
+    of the observation and mask (:func:`infer_variant`).
     """
 
     name = "base"
@@ -65,16 +90,22 @@ class BaseAgent:
             self.seed = seed
         self.rng = np.random.default_rng(self.seed)
 
-    def _variant(self, info: Mapping[str, Any] | None) -> Variant:
-        if self.variant is None:
-            name = info.get("variant") if info else None
-            if name is None:
-                raise ValueError(
-                    f"{type(self).__name__} needs its variant: pass variant=... or an info dict "
-                    "with a 'variant' entry"
-                )
+    def _variant(
+        self, info: Mapping[str, Any] | None, obs: Any = None, mask: Any = None
+    ) -> Variant:
+        if self.variant is not None:
+            return self.variant
+        name = info.get("variant") if info else None
+        if name is not None:
             self.variant = get_variant(name)
-        return self.variant
+            return self.variant
+        guess = infer_variant(obs, mask) if obs is not None and mask is not None else None
+        if guess is None:
+            raise ValueError(
+                f"{type(self).__name__} needs its variant: pass variant=... or an info dict "
+                "with a 'variant' entry"
+            )
+        return guess  # not kept: a later observation may show more suits
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
         raise NotImplementedError
@@ -84,4 +115,4 @@ class BaseAgent:
         return f"{type(self).__name__}(variant={v!r}, seed={self.seed!r})"
 
 
-__all__ = ["Agent", "BaseAgent", "legal_from_mask"]
+__all__ = ["Agent", "BaseAgent", "infer_variant", "legal_from_mask"]

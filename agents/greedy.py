@@ -175,7 +175,7 @@ class GreedyAgent(BaseAgent):
 
         Deals are listed with gain 0.0, undo with ``-inf``.
         """
-        v = self._variant(info)
+        v = self._variant(info, obs, mask)
         state = TableView.from_obs(v, obs).to_state()
         scored = self._score(state, legal_from_mask(mask))
         return sorted(((g, a, k) for g, _, a, k in scored), key=lambda t: (-t[0], t[1]))
@@ -214,7 +214,7 @@ class GreedyAgent(BaseAgent):
         self._neutral = 0
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
-        v = self._variant(info)
+        v = self._variant(info, obs, mask)
         legal = legal_from_mask(mask)
         view = TableView.from_obs(v, obs)
         state = view.to_state()

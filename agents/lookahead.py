@@ -57,7 +57,7 @@ class LookaheadAgent(GreedyAgent):
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
         if self._plan:
-            v = self._variant(info)
+            v = self._variant(info, obs, mask)
             from agents.view import TableView
 
             state = TableView.from_obs(v, obs).to_state()

@@ -89,7 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_game_args(p)
     p.add_argument(
-        "--deals", default="0:100", help="deal numbers: 0:1000 (stop excluded), 7, 1,5,9"
+        "--deals",
+        default="0:1000",
+        help="deal numbers: 0:1000 (the default; stop excluded), 7, 1,5,9",
     )
     p.add_argument("--jobs", type=_positive_int, default=1, help="worker processes")
     p.add_argument("--max-steps", type=_positive_int, default=1000, help="step limit per deal")
@@ -150,7 +152,7 @@ def _agent(spec: str, variant: Any) -> Any:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from spider_env.evaluate import evaluate, parse_deals
+    from spider_env.evaluate import AgentError, evaluate, parse_deals
 
     v = _variant(args)
     try:
@@ -165,16 +167,19 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     for path in (args.json, args.csv):
         if path:
             _check_writable(path)
-    result = evaluate(
-        specs,
-        deals,
-        variant=v,
-        jobs=args.jobs,
-        max_steps=args.max_steps,
-        seed=args.seed,
-        alpha=args.alpha,
-        progress=not args.no_progress,
-    )
+    try:
+        result = evaluate(
+            specs,
+            deals,
+            variant=v,
+            jobs=args.jobs,
+            max_steps=args.max_steps,
+            seed=args.seed,
+            alpha=args.alpha,
+            progress=not args.no_progress,
+        )
+    except AgentError as exc:
+        raise CliError(str(exc)) from None
     print(result.table())
     print(f"({result.wall_seconds:.1f} s wall time, {args.jobs} job(s))")
     if args.json:

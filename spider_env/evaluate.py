@@ -203,6 +203,10 @@ class EvaluationResult:
         return "\n".join(lines)
 
 
+class AgentError(RuntimeError):
+    """An agent broke the protocol (chose an illegal action)."""
+
+
 # --- statistics ------------------------------------------------------------------------------
 def wilson_interval(wins: int, n: int, z: float = Z95) -> tuple[float, float]:
     """The Wilson score interval of a binomial proportion (``(0, 1)`` for ``n = 0``)."""
@@ -340,8 +344,14 @@ def build_agent(spec: Any, variant: Variant) -> Any:
 
         return make_agent(spec, variant)
     if callable(getattr(spec, "act", None)):
-        if getattr(spec, "variant", variant) is None:
+        own = getattr(spec, "variant", None)
+        if own is None and hasattr(spec, "variant"):
             spec.variant = variant
+        elif own is not None and own != variant:
+            name = getattr(own, "name", own)
+            raise ValueError(
+                f"agent {spec!r} was made for {name}, but the evaluation plays {variant.name}"
+            )
         return spec
     raise TypeError(f"an agent must be a name, a model path or an object with act(); got {spec!r}")
 
@@ -361,7 +371,7 @@ def play_episode(
         mask = info["action_mask"]
         a = int(agent.act(obs, mask, info))
         if not (0 <= a < mask.size and mask[a]):
-            raise RuntimeError(
+            raise AgentError(
                 f"agent {name!r} chose illegal action {a} on deal {deal} at step {len(actions)}"
             )
         obs, r, terminated, truncated, info = env.step(a)
@@ -442,7 +452,7 @@ def agent_names(specs: Sequence[Any]) -> list[str]:
 
 def evaluate(
     agents: Any,
-    deals: Iterable[int] | str = "0:100",
+    deals: Iterable[int] | str = "0:1000",
     *,
     variant: str | Variant | None = None,
     suits: int | None = None,
@@ -590,6 +600,7 @@ def compare(a: Sequence[DealRecord], b: Sequence[DealRecord], alpha: float = 0.0
 
 
 __all__ = [
+    "AgentError",
     "AgentSummary",
     "Comparison",
     "DealRecord",

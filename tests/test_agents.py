@@ -100,14 +100,17 @@ def test_agents_refuse_an_empty_mask() -> None:
         GreedyAgent("spider-1suit").act(obs, np.zeros(1301, dtype=bool))
 
 
-def test_variant_from_info_or_clear_error() -> None:
-    env = SpiderEnv(suits=1)
+def test_variant_from_info_inferred_or_clear_error() -> None:
+    env = SpiderEnv(suits=2)
     obs, info = env.reset(options={"deal": 0})
-    no_variant = {k: v for k, v in info.items() if k != "variant"}
-    with pytest.raises(ValueError, match="needs its variant"):
-        GreedyAgent().act(obs, info["action_mask"], no_variant)
-    a = GreedyAgent().act(obs, info["action_mask"], info)
+    a = GreedyAgent(seed=0).act(obs, info["action_mask"], info)  # info["variant"]: the game
     assert info["action_mask"][a]
+    no_variant = {k: v for k, v in info.items() if k != "variant"}
+    agent = GreedyAgent(seed=0)
+    assert agent.act(obs, info["action_mask"], no_variant) == a  # guessed from the table
+    assert agent.variant is None
+    with pytest.raises(ValueError, match="needs its variant"):
+        GreedyAgent().act(obs, np.ones(7, dtype=bool), no_variant)
 
 
 def test_make_agent_names_and_errors(tmp_path: Any) -> None:
