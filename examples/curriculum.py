@@ -80,7 +80,12 @@ def validate(model: Any, args: argparse.Namespace, stage: int) -> dict[str, Any]
             runs.append(int(locals_["info"].get("completed_runs", 0)))
 
     evaluate_policy(
-        model, eval_env, n_eval_episodes=args.eval_episodes, callback=on_step, warn=False
+        model,
+        eval_env,
+        n_eval_episodes=args.eval_episodes,
+        deterministic=bool(args.deterministic),
+        callback=on_step,
+        warn=False,
     )
     eval_env.close()
     return {

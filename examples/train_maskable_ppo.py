@@ -13,7 +13,9 @@ What it does:
 * the mask comes from ``env.action_masks()``, so the policy only ever picks legal actions;
 * every ``--eval-freq`` steps, ``MaskableEvalCallback`` (masks applied) plays the held-out
   validation deals 1000.. and logs win rate and completed runs (``eval.csv``, TensorBoard);
-  the best model by mean reward goes to ``best_model/``;
+  actions are sampled from the policy (``--deterministic`` for the most likely action, which
+  tends to shuttle cards back and forth until the step limit); the best model by mean reward
+  goes to ``best_model/``;
 * TensorBoard (``tensorboard --logdir OUT``) and CSV logs (``progress.csv``), checkpoints
   (``checkpoints/``), the final ``model.zip`` with ``model.json`` (what a loader needs to
   rebuild the env: obs_mode, feature_slots, suits...), ``learning_curve.png`` with random and

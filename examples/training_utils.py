@@ -263,9 +263,10 @@ def add_common_args(p: argparse.ArgumentParser, out_default: str, suits: bool = 
     p.add_argument("--eval-episodes", type=int, default=100, help="validation deals per eval")
     p.add_argument("--eval-envs", type=int, default=4)
     p.add_argument(
-        "--eval-stochastic",
+        "--deterministic",
         action="store_true",
-        help="sample actions at evaluation (default: deterministic, the most likely action)",
+        help="evaluate with the most likely action (default: sample from the policy; a "
+        "deterministic policy tends to shuttle cards back and forth until the step limit)",
     )
     p.add_argument("--checkpoint-freq", type=int, default=250_000, help="checkpoint every N")
     p.add_argument("--torch-threads", type=int, default=1, help="torch.set_num_threads")
@@ -302,7 +303,7 @@ def sidecar(args: argparse.Namespace, algo: str, masked: bool, wall: float) -> d
         "algo": algo,
         "policy": "MlpPolicy",
         "use_masking": masked,
-        "deterministic": not args.eval_stochastic,
+        "deterministic": bool(args.deterministic),
         "env_id": "Spider-v0",
         "env_kwargs": {
             "suits": args.suits,
@@ -387,7 +388,7 @@ def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
                 eval_freq=max(args.eval_freq // args.n_envs, 1),
                 log_path=str(out / "eval"),
                 best_model_save_path=str(out / "best_model"),
-                deterministic=not args.eval_stochastic,
+                deterministic=bool(args.deterministic),
                 use_masking=masked,
                 verbose=args.verbose,
             )
