@@ -338,7 +338,8 @@ def sidecar(args: argparse.Namespace, algo: str, masked: bool, wall: float) -> d
 def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
     """Train ``algo`` ("MaskablePPO" or "PPO") as configured by ``args``; returns the summary.
 
-    Writes to ``args.out``: ``model.zip`` + ``model.json`` (sidecar), ``best_model/``,
+    Writes to ``args.out``: ``model.zip`` (compact, see :func:`save_compact`) + ``model.json``
+    (sidecar), ``best_model/``,
     ``checkpoints/``, ``tb/`` (TensorBoard), ``progress.csv`` (SB3 logger), ``eval.csv`` (one
     row per evaluation), ``baselines.json``, ``learning_curve.png``, ``summary.json``.
     """
@@ -405,7 +406,7 @@ def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
     model.learn(total_timesteps=args.timesteps, callback=CallbackList(callbacks))
     wall = time.time() - t0
     model_path = out / "model.zip"
-    model.save(str(model_path))
+    save_compact(model, model_path)
     meta = sidecar(args, algo, masked, wall)
     meta["trained_timesteps"] = int(model.num_timesteps)
     (out / "model.json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -436,6 +437,19 @@ def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
     return summary
+
+
+def save_compact(model: Any, path: Path) -> None:
+    """Save ``model`` without its optimizer's running averages (Adam keeps two per weight,
+    which would triple the file): the policy is exactly the same and loads with the usual
+    ``MaskablePPO.load`` / ``PPO.load``; further training starts the optimizer afresh. The
+    checkpoints keep the full state."""
+    opt = model.policy.optimizer
+    model.policy.optimizer = type(opt)(model.policy.parameters(), **opt.defaults)
+    try:
+        model.save(str(path))
+    finally:
+        model.policy.optimizer = opt
 
 
 def read_eval_csv(path: Path) -> list[dict[str, float]]:
