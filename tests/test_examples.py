@@ -277,3 +277,17 @@ def test_examples_do_not_import_private_env_internals() -> None:
         text = path.read_text()
         assert "._state" not in text and "env.state" not in text, path
     assert os.access(EXAMPLES / "train_maskable_ppo.py", os.R_OK)
+
+
+def test_evaluate_trained_model_plays_every_deal_once(maskable_run: Path, tmp_path: Path) -> None:
+    import evaluate_trained_model
+
+    report = tmp_path / "eval.json"
+    res = evaluate_trained_model.main(
+        ["--model", str(maskable_run / "model.zip"), "--deals", "0:5", "--n-envs", "2"]
+        + ["--json", str(report)]
+    )
+    assert [r["deal"] for r in res["records"]] == [0, 1, 2, 3, 4]
+    assert res["masked"] is True and res["illegal_action_rate"] == 0.0
+    assert 0.0 <= res["ci95"][0] <= res["win_rate"] <= res["ci95"][1] <= 1.0
+    assert json.loads(report.read_text())["deals"] == "0..4 (5)"
