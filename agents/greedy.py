@@ -31,7 +31,7 @@ from agents.base import BaseAgent, legal_from_mask
 from agents.view import TableView
 from spider_env.actions import DEAL, DISCARD, MOVE, UNDO, decode
 from spider_env.cards import N_RANKS
-from spider_env.rules import IllegalMoveError, apply
+from spider_env.rules import IllegalMoveError, apply, legal_actions
 from spider_env.state import State
 from spider_env.variants import Variant
 
@@ -253,7 +253,12 @@ class GreedyAgent(BaseAgent):
                 self._filling = True
                 return pick[1]
         if one is not None:
-            return one[1]
+            # Nothing improves the position and no deal is possible: the least harmful move
+            # that does not end the game (a position without any legal action is lost).
+            alive = [(g, a) for g, a in fresh if self._keeps_playing(state, a)]
+            pick = self._best(alive) if alive else one
+            assert pick is not None
+            return pick[1]
         if moves:
             # Every move leads back to a position seen before: the least visited, then best.
             def visits(a: int) -> int:
@@ -265,6 +270,11 @@ class GreedyAgent(BaseAgent):
             return int(ties[self.rng.integers(len(ties))])
         undo = [a for _, _, a, k in scored if k == UNDO]
         return undo[0] if undo else int(legal[0])
+
+    @staticmethod
+    def _keeps_playing(state: State, a: int) -> bool:
+        nxt = apply(state, a)
+        return nxt.won or bool(legal_actions(nxt))
 
     @staticmethod
     def _fills_empty(state: State, a: int) -> bool:
