@@ -156,3 +156,17 @@ def test_compare_needs_the_same_deals(result: EvaluationResult) -> None:
 
 def test_public_api_export() -> None:
     assert spider_env.evaluate is evaluate
+
+
+def test_progress_without_tqdm(monkeypatch: Any, capsys: Any) -> None:
+    import sys
+
+    from spider_env.evaluate import _Progress
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError
+    bar = _Progress(3, True, "spider-1suit")
+    assert bar.bar is None
+    for _ in range(3):
+        bar.update(1)
+    bar.close()
+    assert "spider-1suit: 3/3 deals" in capsys.readouterr().err
