@@ -96,7 +96,6 @@ def evaluate_model(
             )
 
     t0 = time.time()
-    kwargs: dict[str, Any] = {"use_masking": masked} if cls is MaskablePPO else {}
     evaluate_policy(
         model,
         env,
@@ -104,7 +103,7 @@ def evaluate_model(
         deterministic=det,
         callback=on_step,
         warn=False,
-        **kwargs,
+        use_masking=masked,
     )
     wall = time.time() - t0
     env.close()

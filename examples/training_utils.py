@@ -18,6 +18,7 @@ import argparse
 import csv
 import functools
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -399,7 +400,7 @@ def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
             CheckpointCallback(
                 save_freq=max(args.checkpoint_freq // args.n_envs, 1),
                 save_path=str(out / "checkpoints"),
-                name_prefix=label,
+                name_prefix=re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_"),
             )
         )
     t0 = time.time()
