@@ -115,6 +115,10 @@ def test_ppo_without_masks_smoke(tmp_path: Path) -> None:
     meta = json.loads((tmp_path / "model.json").read_text())
     assert meta["algo"] == "PPO" and meta["use_masking"] is False
     assert (tmp_path / "model.zip").is_file() and (tmp_path / "learning_curve.png").is_file()
+    import evaluate_trained_model
+
+    res = evaluate_trained_model.main(["--model", str(tmp_path / "model.zip"), "--deals", "0:2"])
+    assert res["masked"] is False and len(res["records"]) == 2  # plays without masks
 
 
 def test_curriculum_example_smoke(tmp_path: Path) -> None:
