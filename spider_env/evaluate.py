@@ -14,6 +14,7 @@ not depend on ``jobs`` or on the order in which deals are played.
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import math
@@ -346,6 +347,7 @@ def build_agent(spec: Any, variant: Variant) -> Any:
     if callable(getattr(spec, "act", None)):
         own = getattr(spec, "variant", None)
         if own is None and hasattr(spec, "variant"):
+            spec = copy.deepcopy(spec)  # the caller's object stays free for other variants
             spec.variant = variant
         elif own is not None and own != variant:
             name = getattr(own, "name", own)

@@ -102,8 +102,13 @@ def test_evaluate_is_reproducible_and_matches_a_manual_rollout(result: Evaluatio
         (r.agent, r.deal, r.won, r.runs, r.score, r.moves, r.steps) for r in again.records
     ]
     # The same agent object, passed in, gives the same results as its name.
-    mine = evaluate([GreedyAgent()], range(6), suits=1, max_steps=300)
+    agent = GreedyAgent()
+    mine = evaluate([agent], range(6), suits=1, max_steps=300)
     assert [r.score for r in mine.records] == [r.score for r in result.records_of("greedy")]
+    assert agent.variant is None  # not pinned: the same object can play another variant
+    evaluate([agent], [0], suits=2, max_steps=20)
+    with pytest.raises(ValueError, match="made for spider-1suit"):
+        evaluate([GreedyAgent("spider-1suit")], [0], suits=2)
 
 
 def test_evaluate_with_jobs_gives_the_same_records(result: EvaluationResult) -> None:
