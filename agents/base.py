@@ -97,8 +97,11 @@ class BaseAgent:
             return self.variant
         name = info.get("variant") if info else None
         if name is not None:
-            self.variant = get_variant(name)
-            return self.variant
+            v = get_variant(name)
+            if mask is not None and np.asarray(mask).size == v.n_actions + 1 and not v.undo:
+                v = v.with_options(undo=True)  # info names the variant, not its options
+            self.variant = v
+            return v
         guess = infer_variant(obs, mask) if obs is not None and mask is not None else None
         if guess is None:
             raise ValueError(

@@ -111,6 +111,13 @@ def test_variant_from_info_inferred_or_clear_error() -> None:
     assert agent.variant is None
     with pytest.raises(ValueError, match="needs its variant"):
         GreedyAgent().act(obs, np.ones(7, dtype=bool), no_variant)
+    # An env with undo: info names the variant, the mask's size tells the undo action.
+    env = SpiderEnv(suits=1, undo=True)
+    obs, info = env.reset(options={"deal": 0})
+    actions = run_episode(GreedyAgent(seed=0), env.variant, 0, max_steps=50)
+    agent = GreedyAgent(seed=0)
+    assert agent.act(obs, info["action_mask"], info) == actions[0]
+    assert agent.variant == env.variant
 
 
 def test_make_agent_names_and_errors(tmp_path: Any) -> None:
