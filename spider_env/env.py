@@ -27,7 +27,7 @@ from spider_env.rules import (
     legal_actions,
 )
 from spider_env.state import State
-from spider_env.variants import VARIANTS, Variant, classic, get_variant
+from spider_env.variants import VARIANTS, Variant, resolve_variant
 
 DEFAULT_MAX_EPISODE_STEPS = 1000
 ILLEGAL_ACTION_POLICIES = ("penalize", "terminate", "raise")
@@ -290,7 +290,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         ascii: bool = False,
         color: bool = False,
     ) -> None:
-        self.variant = _resolve_variant(variant, suits, undo)
+        self.variant = resolve_variant(variant, suits, undo)
         if illegal_action not in ILLEGAL_ACTION_POLICIES:
             raise ValueError(
                 f"illegal_action must be one of {ILLEGAL_ACTION_POLICIES}, got {illegal_action!r}"
@@ -569,24 +569,6 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             "deal_number": self._deal_number,
             "variant": self._variant_info,
         }
-
-
-def _resolve_variant(variant: str | Variant | None, suits: int | None, undo: bool) -> Variant:
-    if suits is not None and (isinstance(suits, bool) or suits not in (1, 2, 4)):
-        raise ValueError(f"suits must be 1, 2 or 4, got {suits!r}")
-    if variant is None:
-        v = classic(suits if suits is not None else 4)
-    else:
-        v = get_variant(variant)
-        if suits is not None and suits != v.suits:
-            raise ValueError(
-                f"suits={suits} contradicts variant {v.name!r}, which has {v.suits} suit(s)"
-            )
-    if not isinstance(undo, bool):
-        raise TypeError(f"undo must be a bool, got {undo!r}")
-    if undo and not v.undo:
-        v = v.with_options(undo=True)
-    return v
 
 
 __all__ = [

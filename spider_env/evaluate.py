@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from spider_env.variants import Variant, classic, get_variant
+from spider_env.variants import Variant, resolve_variant
 
 Z95 = 1.959963984540054
 RECORD_FIELDS = (
@@ -304,23 +304,6 @@ def describe_deals(deals: Sequence[int]) -> str:
 def agent_seed(seed: int, deal: int) -> int:
     """The agent's seed for one deal (independent of jobs and order)."""
     return int(np.random.SeedSequence([seed, deal]).generate_state(1, np.uint32)[0])
-
-
-def resolve_variant(
-    variant: str | Variant | None = None, suits: int | None = None, undo: bool = False
-) -> Variant:
-    """The variant named by ``variant`` / ``suits`` (``ValueError`` if they disagree)."""
-    if suits is not None and (isinstance(suits, bool) or suits not in (1, 2, 4)):
-        raise ValueError(f"suits must be 1, 2 or 4, got {suits!r}")
-    if variant is None:
-        v = classic(suits if suits is not None else 4)
-    else:
-        v = get_variant(variant)
-        if suits is not None and suits != v.suits:
-            raise ValueError(f"--suits {suits} contradicts variant {v.name} ({v.suits} suit(s))")
-    if undo and not v.undo:
-        v = v.with_options(undo=True)
-    return v
 
 
 def make_env(variant: Variant, max_steps: int | None, **kwargs: Any) -> Any:

@@ -434,3 +434,28 @@ def classic(suits: int) -> Variant:
     if suits not in (1, 2, 4) or isinstance(suits, bool):
         raise ValueError(f"suits must be 1, 2 or 4, got {suits!r}")
     return VARIANTS[f"spider-{suits}suit"]
+
+
+def resolve_variant(
+    variant: str | Variant | None = None, suits: int | None = None, undo: bool = False
+) -> Variant:
+    """The variant meant by a ``variant`` name/object and/or ``suits`` (and the undo option).
+
+    ``variant=None`` means classic Spider with ``suits`` (default 4); a ``suits`` that
+    contradicts the named variant is a ``ValueError``; ``undo=True`` turns the undo action on.
+    """
+    if suits is not None and (isinstance(suits, bool) or suits not in (1, 2, 4)):
+        raise ValueError(f"suits must be 1, 2 or 4, got {suits!r}")
+    if variant is None:
+        v = classic(suits if suits is not None else 4)
+    else:
+        v = get_variant(variant)
+        if suits is not None and suits != v.suits:
+            raise ValueError(
+                f"suits={suits} contradicts variant {v.name!r}, which has {v.suits} suit(s)"
+            )
+    if not isinstance(undo, bool):
+        raise TypeError(f"undo must be a bool, got {undo!r}")
+    if undo and not v.undo:
+        v = v.with_options(undo=True)
+    return v
