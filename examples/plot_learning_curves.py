@@ -22,6 +22,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+RUN_STYLES = (
+    ("o", "-"),
+    ("s", "--"),
+    ("^", "-."),
+    ("D", ":"),
+)  # marker, line: overlaps stay visible
 BASELINE_STYLE = {"random": ("tab:gray", ":"), "greedy": ("tab:red", "--")}
 
 
@@ -50,9 +56,10 @@ def plot_curves(
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     panels = (("win_rate", "win rate"), ("mean_completed_runs", "mean completed runs (of 8)"))
     for ax, (key, ylabel) in zip(axes, panels):
-        for label, path in runs:
+        for i, (label, path) in enumerate(runs):
             data = _read(Path(path))
-            ax.plot(data["timesteps"], data[key], marker="o", ms=3, label=label)
+            style = RUN_STYLES[i % len(RUN_STYLES)]
+            ax.plot(data["timesteps"], data[key], style[0], ls=style[1], ms=4, label=label)
         for name, vals in baselines.items():
             color, style = BASELINE_STYLE.get(name, ("black", "-."))
             ax.axhline(vals[key], color=color, ls=style, label=f"{name} ({vals[key]:.2f})")
