@@ -58,8 +58,8 @@ def plot_curves(
     for ax, (key, ylabel) in zip(axes, panels):
         for i, (label, path) in enumerate(runs):
             data = _read(Path(path))
-            style = RUN_STYLES[i % len(RUN_STYLES)]
-            ax.plot(data["timesteps"], data[key], style[0], ls=style[1], ms=4, label=label)
+            marker, line = RUN_STYLES[i % len(RUN_STYLES)]
+            ax.plot(data["timesteps"], data[key], marker=marker, ls=line, ms=4, label=label)
         for name, vals in baselines.items():
             color, style = BASELINE_STYLE.get(name, ("black", "-."))
             ax.axhline(vals[key], color=color, ls=style, label=f"{name} ({vals[key]:.2f})")

@@ -277,6 +277,10 @@ def add_common_args(p: argparse.ArgumentParser, out_default: str, suits: bool = 
         default="compute",
         help="play random and greedy on the validation deals for the plot's lines",
     )
+    p.add_argument(
+        "--resume",
+        help="continue from this checkpoint zip (same settings; --timesteps more steps)",
+    )
     p.add_argument("--verbose", type=int, default=0)
 
 
@@ -356,27 +360,30 @@ def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     eval_csv = out / "eval.csv"
-    if eval_csv.exists():
-        eval_csv.unlink()
+    if eval_csv.exists() and not args.resume:
+        eval_csv.unlink()  # a resumed run appends to its learning curve
 
     env = vec_env(train_env_fns(args), args.vec)
     eval_env = vec_env(eval_env_fns(args), "dummy")
     cls = MaskablePPO if masked else PPO
-    model = cls(
-        "MlpPolicy",
-        env,
-        n_steps=args.n_steps,
-        batch_size=args.batch_size,
-        n_epochs=args.n_epochs,
-        learning_rate=args.learning_rate,
-        gamma=args.gamma,
-        gae_lambda=args.gae_lambda,
-        ent_coef=args.ent_coef,
-        policy_kwargs={"net_arch": args.net},
-        seed=args.seed,
-        device="cpu",
-        verbose=args.verbose,
-    )
+    if args.resume:  # a checkpoint (with its optimizer state); --timesteps more steps
+        model = cls.load(args.resume, env=env, device="cpu")
+    else:
+        model = cls(
+            "MlpPolicy",
+            env,
+            n_steps=args.n_steps,
+            batch_size=args.batch_size,
+            n_epochs=args.n_epochs,
+            learning_rate=args.learning_rate,
+            gamma=args.gamma,
+            gae_lambda=args.gae_lambda,
+            ent_coef=args.ent_coef,
+            policy_kwargs={"net_arch": args.net},
+            seed=args.seed,
+            device="cpu",
+            verbose=args.verbose,
+        )
     formats = ["csv", "tensorboard"] + (["stdout"] if args.verbose else [])
     model.set_logger(configure(str(out), formats))
     # tensorboard files go to out/ too (configure writes events.out.tfevents.* there)
@@ -404,7 +411,11 @@ def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
             )
         )
     t0 = time.time()
-    model.learn(total_timesteps=args.timesteps, callback=CallbackList(callbacks))
+    model.learn(
+        total_timesteps=args.timesteps,
+        callback=CallbackList(callbacks),
+        reset_num_timesteps=not args.resume,
+    )
     wall = time.time() - t0
     model_path = out / "model.zip"
     save_compact(model, model_path)
