@@ -295,3 +295,19 @@ def test_evaluate_trained_model_plays_every_deal_once(maskable_run: Path, tmp_pa
     assert res["masked"] is True and res["illegal_action_rate"] == 0.0
     assert 0.0 <= res["ci95"][0] <= res["win_rate"] <= res["ci95"][1] <= 1.0
     assert json.loads(report.read_text())["deals"] == "0..4 (5)"
+
+
+def test_resume_continues_the_run_and_its_learning_curve(tmp_path: Path) -> None:
+    import train_maskable_ppo
+
+    out = tmp_path / "run"
+    train_maskable_ppo.main([*TINY, "--out", str(out), "--baselines", "skip"])
+    rows_before = (out / "eval.csv").read_text().splitlines()
+    ckpt = out / "checkpoints" / "maskableppo_256_steps.zip"
+    assert ckpt.is_file()
+    summary = train_maskable_ppo.main(
+        [*TINY, "--out", str(out), "--baselines", "skip", "--resume", str(ckpt)]
+    )
+    assert summary["timesteps"] == 512
+    rows_after = (out / "eval.csv").read_text().splitlines()
+    assert rows_after[: len(rows_before)] == rows_before and len(rows_after) > len(rows_before)
