@@ -13,8 +13,10 @@ from conftest import mv, position, run
 
 import spider_env as se
 from spider_env.env import SpiderEnv
+from spider_env.interop import pysol_deal, pysol_state
 from spider_env.registration import ENV_IDS
 from spider_env.rules import legal_actions
+from spider_env.state import State
 
 VARIANT_IDS = {k: v for k, v in ENV_IDS.items() if v is not None}
 
@@ -116,3 +118,37 @@ def test_simple_simon_never_offers_a_deal() -> None:
     obs, info = env.reset(seed=0)
     assert int(obs["deals_left"]) == 0
     assert env.action_space.n == 1300 and info["action_mask"].shape == (1300,)
+
+
+# --- PySolFC game numbers as a reset option ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env_id", "game_id"),
+    [("SpiderPySolFC4Suit-v0", 11), ("SpiderPySolFC1Suit-v0", 269), ("SpiderPySolFC2Suit-v0", 270)],
+)
+def test_pysol_game_option(env_id: str, game_id: int) -> None:
+    env = gym.make(env_id)
+    _, info = env.reset(options={"pysol_game": 617})
+    st = env.unwrapped.state
+    assert st == State.from_deal(pysol_deal(617, game_id))
+    assert info["deal"] == f"pysolfc-{game_id}#617" and info["deal_number"] == -1
+
+
+def test_pysol_game_option_in_classic_spider_keeps_the_env_variant() -> None:
+    env = gym.make("Spider-v0", suits=2)
+    _, info = env.reset(options={"pysol_game": np.int64(32000)})
+    st = env.unwrapped.state
+    assert st.variant is se.classic(2)
+    assert st.cols == pysol_deal(32000, 270).columns
+    assert st == pysol_state(32000, "spider-2suit")
+    assert info["deal"] == "pysolfc-270#32000"
+
+
+def test_pysol_game_option_errors() -> None:
+    with pytest.raises(TypeError, match="pysol_game"):
+        SpiderEnv(variant="pysol-spider-4suit").reset(options={"pysol_game": "617"})
+    with pytest.raises(ValueError, match="PySolFC game numbers"):
+        SpiderEnv(variant="pysol-spider-4suit").reset(options={"pysol_game": 0})
+    with pytest.raises(ValueError, match="Spider's table"):
+        SpiderEnv(variant="spiderette-4suit").reset(options={"pysol_game": 1})
