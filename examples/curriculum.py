@@ -34,7 +34,14 @@ import gymnasium as gym
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from training_utils import TRAIN_DEALS, VALIDATION_START, add_common_args, check_args
+from training_utils import (
+    TRAIN_DEALS,
+    VALIDATION_START,
+    add_common_args,
+    check_args,
+    new_model,
+    set_logger,
+)
 
 from spider_env.curriculum import (
     Curriculum,
@@ -115,7 +122,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
-    from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     args = parse_args(argv)
@@ -129,24 +135,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         functools.partial(curriculum_env, args) for _ in range(args.n_envs)
     ]
     env = SubprocVecEnv(fns) if args.vec == "subproc" and args.n_envs > 1 else DummyVecEnv(fns)
-    model = MaskablePPO(
-        "MlpPolicy",
-        env,
-        n_steps=args.n_steps,
-        batch_size=args.batch_size,
-        n_epochs=args.n_epochs,
-        learning_rate=args.learning_rate,
-        gamma=args.gamma,
-        gae_lambda=args.gae_lambda,
-        ent_coef=args.ent_coef,
-        policy_kwargs={"net_arch": args.net},
-        seed=args.seed,
-        device="cpu",
-        verbose=args.verbose,
-    )
-    model.set_logger(
-        configure(str(out), ["csv", "tensorboard"] + (["stdout"] if args.verbose else []))
-    )
+    model = new_model(MaskablePPO, env, args)
+    set_logger(model, out, args)
     stage_log: list[dict[str, Any]] = []
 
     def advanced(c: Curriculum) -> None:

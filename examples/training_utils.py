@@ -340,6 +340,33 @@ def sidecar(args: argparse.Namespace, algo: str, masked: bool, wall: float) -> d
     }
 
 
+def new_model(cls: Any, env: Any, args: argparse.Namespace) -> Any:
+    """A PPO-family model (``cls``: MaskablePPO or PPO) from the common command-line options."""
+    return cls(
+        "MlpPolicy",
+        env,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        n_epochs=args.n_epochs,
+        learning_rate=args.learning_rate,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        ent_coef=args.ent_coef,
+        policy_kwargs={"net_arch": args.net},
+        seed=args.seed,
+        device="cpu",
+        verbose=args.verbose,
+    )
+
+
+def set_logger(model: Any, out: Path, args: argparse.Namespace) -> None:
+    """CSV and TensorBoard logs in ``out`` (and stdout with ``--verbose``)."""
+    from stable_baselines3.common.logger import configure
+
+    formats = ["csv", "tensorboard"] + (["stdout"] if args.verbose else [])
+    model.set_logger(configure(str(out), formats))
+
+
 def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
     """Train ``algo`` ("MaskablePPO" or "PPO") as configured by ``args``; returns the summary.
 
@@ -352,7 +379,6 @@ def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
-    from stable_baselines3.common.logger import configure
 
     check_args(args)
     torch.set_num_threads(args.torch_threads)
@@ -369,23 +395,8 @@ def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
     if args.resume:  # a checkpoint (with its optimizer state); --timesteps more steps
         model = cls.load(args.resume, env=env, device="cpu")
     else:
-        model = cls(
-            "MlpPolicy",
-            env,
-            n_steps=args.n_steps,
-            batch_size=args.batch_size,
-            n_epochs=args.n_epochs,
-            learning_rate=args.learning_rate,
-            gamma=args.gamma,
-            gae_lambda=args.gae_lambda,
-            ent_coef=args.ent_coef,
-            policy_kwargs={"net_arch": args.net},
-            seed=args.seed,
-            device="cpu",
-            verbose=args.verbose,
-        )
-    formats = ["csv", "tensorboard"] + (["stdout"] if args.verbose else [])
-    model.set_logger(configure(str(out), formats))
+        model = new_model(cls, env, args)
+    set_logger(model, out, args)
     # tensorboard files go to out/ too (configure writes events.out.tfevents.* there)
     callbacks = []
     if args.eval_freq:
