@@ -204,8 +204,9 @@ def _apply_legal(s: State, a: int) -> State:
                 runs[src] = run_length(rest, d)
         if v.auto_discard:
             # A group move (any-face-up rule) can uncover a run completed under it at src.
+            # (Removing a run can uncover another complete run buried under it.)
             for c in (dst, src):
-                if runs[c] >= N_RANKS:
+                while runs[c] >= N_RANKS:
                     completed, rev = _discard(cols, down, runs, completed, c)
                     reveals += rev
                     revealed = revealed or rev > 0
@@ -224,7 +225,7 @@ def _apply_legal(s: State, a: int) -> State:
             cols[c] = col + (card,)
         if v.auto_discard:
             for c in range(len(pile)):
-                if runs[c] >= N_RANKS:
+                while runs[c] >= N_RANKS:
                     completed, rev = _discard(cols, down, runs, completed, c)
                     reveals += rev
     elif a < n_move + v.n_deal_actions + v.n_discard_actions:
