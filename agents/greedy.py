@@ -8,7 +8,11 @@ one rules engine, :func:`spider_env.rules.apply`, on a state rebuilt from the ob
   column: a column about to empty), empty columns, suited links (a card on the next higher card
   of its suit), plain rank links (worth less: they cannot move as a group), breaks (a card on
   a card it does not follow), Kings at the root of a column;
-* a card turned up by a move is unknown: it counts as a reveal, never by its (filled-in) value.
+* a card turned up by a move is unknown: it counts as a reveal, never by its (filled-in) value;
+* in open games (no face-down cards in the deal, as in Simple Simon, or any face-up card may
+  move, as in Scorpion: sorting what is visible is the whole game) also the shape of the suited
+  runs: longer runs count more (squared), a run from a King at a column's root more still, and a
+  run covered by a card that does not follow it less. Classic Spider never uses these terms.
 
 It plays the best move that improves that score and leads to a position it has not seen in this
 game (so it never undoes its own last move nor walks in circles); it deals only when no move
@@ -51,6 +55,11 @@ class Weights:
     brk: float = 2.0  # per break between face-up cards (negative)
     king_root: float = 6.0  # a column with nothing face down whose deepest card is a King
     unknown: float = 0.0  # value of a card just turned up (unknown to the player)
+    # Open games (variants where the plan is sorting what is already face up: no face-down
+    # cards at all, or any face-up card moves), where a run's shape matters more:
+    run_sq: float = 6.0  # per squared suited link count of each suited run (longer runs)
+    home: float = 8.0  # per card of a suited run from a King at the root of its column
+    cover: float = 6.0  # a suited run covered by a card that does not follow it (negative)
 
 
 DEFAULT_WEIGHTS = Weights()
@@ -63,6 +72,7 @@ class PositionScorer:
         self.variant = variant
         self.w = weights
         self.any_suit = variant.build == "any-suit"
+        self.open = not any(variant.face_down) or variant.move == "any-face-up"
         self._cache: dict[tuple[Any, ...], float] = {}
 
     def column(self, col: tuple[int, ...], down: int, unknown: bool) -> float:
@@ -94,11 +104,32 @@ class PositionScorer:
                 v -= w.brk * rank
             if down == 0 and not unknown and col[0] % N_RANKS == _K:
                 v += w.king_root
+            if self.open:
+                v += self._shape(col, start)
             if unknown:
                 v += w.unknown
         if len(self._cache) > 200_000:
             self._cache.clear()
         self._cache[key] = v
+        return v
+
+    def _shape(self, col: tuple[int, ...], start: int) -> float:
+        """Open games: longer suited runs, runs home on a root King, runs not covered."""
+        w = self.w
+        v = 0.0
+        n = len(col)
+        i = start
+        while i < n:
+            j = i + 1
+            while j < n and col[j - 1] == col[j] + 1 and col[j] % N_RANKS != _K:
+                j += 1
+            links = j - i - 1
+            v += w.run_sq * links * links
+            if i == 0 and col[0] % N_RANKS == _K:
+                v += w.home * (j - i)
+            elif j < n and links:
+                v -= w.cover * links
+            i = j
         return v
 
     def state(self, s: State) -> float:
