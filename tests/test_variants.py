@@ -406,6 +406,20 @@ def test_scorpion_group_move_uncovers_a_complete_run() -> None:
     assert u is None  # 2C is not a King: it cannot go to the empty column
 
 
+def test_scorpion_removing_a_run_also_removes_a_complete_run_it_uncovers() -> None:
+    # Column 1: K..A of clubs buried under K..2 of hearts; the AH completes the hearts, whose
+    # removal uncovers the clubs run at the column's end: both go at once.
+    s = position(
+        ["* 6S", run("C", 13) + " " + run("H", 13, 2), "KS", "AH", "-", "JD", "8S"],
+        variant=SC,
+        piles=1,
+    )
+    t = apply(s, mv(s, 1, 3, 1))
+    assert t.completed == (0, 1, 0, 1)
+    assert t.cols[1] == () and t.cols[3] == ()
+    t.validate()
+
+
 # --- 6. the 78-card tournament game -------------------------------------------------------
 
 T1 = "spider-tournament-1suit"
