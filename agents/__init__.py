@@ -16,12 +16,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from agents.base import Agent, BaseAgent, legal_from_mask
-from agents.greedy import GreedyAgent, Weights
-from agents.lookahead import LookaheadAgent
-from agents.random_agent import RandomAgent
-from agents.view import TableView
-from spider_env.variants import Variant, get_variant
+from spider_env.core.variants import Variant, get_variant
+
+from .base import Agent, BaseAgent, legal_from_mask
+from .greedy import GreedyAgent, Weights
+from .lookahead import LookaheadAgent
+from .random_agent import RandomAgent
+from .view import TableView
 
 AGENT_NAMES = ("random", "greedy", "lookahead")
 
@@ -42,7 +43,7 @@ def make_agent(spec: str, variant: Variant | str | None = None, seed: int | None
     if key in ("lookahead", "search"):
         return LookaheadAgent(v, seed)
     if spec.endswith(".zip") or os.sep in spec or os.path.exists(spec):
-        from agents.sb3 import load_sb3_agent
+        from .sb3 import load_sb3_agent
 
         return load_sb3_agent(spec, v, seed=seed)
     raise ValueError(

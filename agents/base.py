@@ -10,8 +10,9 @@ An agent is given what a player sees after each ``reset``/``step`` of the env:
 
 and returns one legal action id. ``reset(seed)`` starts a new episode (clears per-game memory,
 reseeds the agent's RNG). Agents decode actions with the public helpers
-(:func:`spider_env.actions.decode`, :func:`spider_env.actions.describe`) and parse the table
-with :class:`agents.view.TableView`; none of them reads face-down cards or the stock order.
+(:func:`spider_env.core.actions.decode`, :func:`spider_env.core.actions.describe`) and
+parse the table with :class:`spider_env.agents.view.TableView`; none of them reads face-down
+cards or the stock order.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from spider_env.variants import Variant, get_variant
+from spider_env.core.variants import Variant, get_variant
 
 
 @runtime_checkable
@@ -49,7 +50,7 @@ def legal_from_mask(mask: Any) -> np.ndarray:
 def infer_variant(obs: Any, mask: Any) -> Variant | None:
     """The registered variant that fits an observation and mask (the fewest suits that cover
     the visible cards), for agents used without a variant; ``None`` if nothing fits."""
-    from spider_env.variants import VARIANTS
+    from spider_env.core.variants import VARIANTS
 
     try:
         tab = np.asarray(obs["tableau"])

@@ -1,7 +1,7 @@
 """A one-step heuristic player: the moves a good player makes without looking ahead.
 
 For every legal action of the mask the agent works out the position it leads to (by running the
-one rules engine, :func:`spider_env.rules.apply`, on a state rebuilt from the observation, see
+one rules engine, :func:`spider_env.core.rules.apply`, on a state rebuilt from the observation, see
 :meth:`agents.view.TableView.to_state`) and scores what a player can see of it:
 
 * completed runs (by far the most), face-down cards turned up (more for the last card of a
@@ -31,13 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent, legal_from_mask
-from agents.view import TableView
-from spider_env.actions import DEAL, DISCARD, MOVE, UNDO, decode
-from spider_env.cards import N_RANKS
-from spider_env.rules import IllegalMoveError, apply, legal_actions
-from spider_env.state import State
-from spider_env.variants import Variant
+from spider_env.core.actions import DEAL, DISCARD, MOVE, UNDO, decode
+from spider_env.core.cards import N_RANKS
+from spider_env.core.rules import IllegalMoveError, apply, legal_actions
+from spider_env.core.state import State
+from spider_env.core.variants import Variant
+
+from .base import BaseAgent, legal_from_mask
+from .view import TableView
 
 _K = N_RANKS - 1
 

@@ -10,7 +10,7 @@ Hidden information: a search never looks past a card turning up (or a deal): suc
 a leaf, scored with the turned-up card counted as unknown. Every position the search expands is
 therefore exactly what the player would see (the filled-in unseen cards of
 :meth:`agents.view.TableView.to_state` are never looked at), and legality of each searched move
-comes from the one rules engine (:func:`spider_env.rules.legal_actions`). The first move is
+comes from the one rules engine (:func:`spider_env.core.rules.legal_actions`). The first move is
 checked against the env's mask. A found plan is followed move by move as long as the table
 looks as predicted (it always does: no card turns up before its last move).
 
@@ -25,11 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.greedy import DEFAULT_WEIGHTS, GreedyAgent, Weights, visible_key
-from spider_env.actions import MOVE, decode
-from spider_env.rules import _apply_legal, legal_actions
-from spider_env.state import State
-from spider_env.variants import Variant
+from spider_env.core.actions import MOVE, decode
+from spider_env.core.rules import apply_legal, legal_actions
+from spider_env.core.state import State
+from spider_env.core.variants import Variant
+
+from .greedy import DEFAULT_WEIGHTS, GreedyAgent, Weights, visible_key
 
 
 class LookaheadAgent(GreedyAgent):
@@ -58,7 +59,7 @@ class LookaheadAgent(GreedyAgent):
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
         if self._plan:
             v = self._variant(info, obs, mask)
-            from agents.view import TableView
+            from .view import TableView
 
             state = TableView.from_obs(v, obs).to_state()
             a, key = self._plan[0]
@@ -83,7 +84,7 @@ class LookaheadAgent(GreedyAgent):
         s = state
         for a in actions:
             self._plan.append((a, visible_key(s)))
-            s = _apply_legal(s, a)
+            s = apply_legal(s, a)
         first = self._plan.pop(0)[0]
         return value, first
 
@@ -114,7 +115,7 @@ class LookaheadAgent(GreedyAgent):
                         continue  # a whole column into an empty one: the same table
                 elif not discard_lo <= a < discard_hi:
                     continue  # no deals or undo inside a search
-                nxt = _apply_legal(s, a)
+                nxt = apply_legal(s, a)
                 leaf = sum(nxt.down) < sum(s.down) or sum(nxt.completed) > sum(s.completed)
                 if not leaf:
                     key = visible_key(nxt)

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent, legal_from_mask
-from spider_env.variants import Variant
+from spider_env.core.variants import Variant
+
+from .base import BaseAgent, legal_from_mask
 
 
 class RandomAgent(BaseAgent):

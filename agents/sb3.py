@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent, legal_from_mask
-from agents.view import TableView
+from spider_env.core.variants import Variant, classic, get_variant
 from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder
-from spider_env.variants import Variant, classic, get_variant
+
+from .base import BaseAgent, legal_from_mask
+from .view import TableView
 
 INSTALL_HINT = (
     "loading a trained model needs the optional 'train' dependencies "
@@ -203,9 +204,9 @@ class SB3Agent(BaseAgent):
 
 
 def _start_obs(v: Variant) -> dict[str, Any]:
-    from spider_env.deals import deal
+    from spider_env.core.deals import deal
+    from spider_env.core.state import State
     from spider_env.observation import TableEncoder
-    from spider_env.state import State
 
     return TableEncoder(v).reset(State.from_deal(deal(v, 0)))
 

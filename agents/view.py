@@ -4,8 +4,9 @@
 where the variant shows them, ``pile_tops``) into columns of face-up card ids and face-down
 counts. It never sees a face-down card or the order of the stock.
 
-For look-ahead an agent needs a full :class:`~spider_env.state.State` to run the one rules engine
-(:mod:`spider_env.rules`) on. :meth:`TableView.to_state` builds one by *filling* every unseen slot
+For look-ahead an agent needs a full :class:`~spider_env.core.state.State` to run the one rules
+engine (:mod:`spider_env.core.rules`) on. :meth:`TableView.to_state` builds one by *filling* every
+unseen slot
 (face-down tableau cards, hidden stock cards) with the cards the player has not seen, in a fixed
 order or in an order drawn from a given RNG (a "determinization"). Everything visible in that
 state, and every legal move, is exact; only the filled-in cards are guesses.
@@ -20,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from spider_env.cards import N_RANKS
-from spider_env.state import State
-from spider_env.variants import Variant, get_variant
+from spider_env.core.cards import N_RANKS
+from spider_env.core.state import State
+from spider_env.core.variants import Variant, get_variant
 
 FACE_DOWN = 1
 CARD_OFFSET = 2

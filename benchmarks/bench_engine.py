@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 
 import spider_env as se
-from spider_env.rules import apply, legal_actions
+from spider_env.core.rules import apply, legal_actions
 
 
 @dataclass

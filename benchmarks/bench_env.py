@@ -32,7 +32,7 @@ import numpy as np
 
 import spider_env  # noqa: F401  (registers Spider-v0)
 from spider_env import new_game
-from spider_env.rules import apply, legal_actions
+from spider_env.core.rules import apply, legal_actions
 
 # Wall-clock time by default; --cpu-time switches to this process's CPU time, a fairer figure
 # for "one core" on a machine shared with other jobs (time spent waiting for a core is left out).

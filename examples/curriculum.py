@@ -3,13 +3,13 @@ last ``--window`` training games of the current stage reaches ``--threshold``.
 
     python examples/curriculum.py --timesteps 5000000 --threshold 0.5 --window 200
 
-The pieces are reusable and live in the package, :mod:`spider_env.curriculum`:
+The pieces are reusable and live beside this script in ``examples/curricula.py``:
 
-* :class:`~spider_env.curriculum.SuitCurriculum`: an env that plays classic Spider with the
+* :class:`~curricula.SuitCurriculum`: an env that plays classic Spider with the
   suit count of the current stage; all stages share one observation space (the feature
   encoding is widened to the 4-suit layout), so one network learns across stages;
-* :class:`~spider_env.curriculum.Curriculum`: the schedule (stages, threshold, window);
-* :func:`~spider_env.curriculum.sb3_curriculum_callback`: collects the finished games of all
+* :class:`~curricula.Curriculum`: the schedule (stages, threshold, window);
+* :func:`~curricula.sb3_curriculum_callback`: collects the finished games of all
   training envs, and when the curriculum advances calls ``set_stage`` on every env (works with
   ``DummyVecEnv`` and ``SubprocVecEnv``).
 
@@ -34,6 +34,11 @@ import gymnasium as gym
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from curricula import (
+    Curriculum,
+    SuitCurriculum,
+    sb3_curriculum_callback,
+)
 from training_utils import (
     TRAIN_DEALS,
     VALIDATION_START,
@@ -43,12 +48,7 @@ from training_utils import (
     set_logger,
 )
 
-from spider_env.curriculum import (
-    Curriculum,
-    DealRange,
-    SuitCurriculum,
-    sb3_curriculum_callback,
-)
+from spider_env.wrappers import DealRange
 
 
 def curriculum_env(args: argparse.Namespace, stage: int | None = None) -> gym.Env[Any, Any]:

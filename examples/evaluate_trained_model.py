@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from training_utils import make_env, split_deals
 
-from spider_env.evaluate import parse_deals, wilson_interval
+from spider_env.apps.evaluation import parse_deals, wilson_interval
 
 
 def evaluate_model(

@@ -28,7 +28,7 @@ import gymnasium as gym
 import numpy as np
 
 import spider_env
-from spider_env.curriculum import DealRange
+from spider_env.wrappers import DealRange
 
 TEST_DEALS = range(0, 1000)
 VALIDATION_START = 1000
@@ -195,8 +195,8 @@ def play_baseline(
 ) -> dict[str, float]:
     """Win rate and mean completed runs of the ``random`` or ``greedy`` agent on ``deals``
     (same env, same step limit as the learning curve)."""
-    from agents.greedy import GreedyAgent
-    from agents.random_agent import RandomAgent
+    from spider_env.agents.greedy import GreedyAgent
+    from spider_env.agents.random_agent import RandomAgent
 
     variant = spider_env.classic(suits)
     agent = GreedyAgent(variant) if agent_name == "greedy" else RandomAgent(variant)

@@ -1,26 +1,46 @@
 """spider-env: Spider Solitaire as an exact, fast, reproducible reinforcement-learning environment.
 
-The rules core (:mod:`spider_env.rules`, :mod:`spider_env.state`, :mod:`spider_env.deals`,
-:mod:`spider_env.variants`) is pure Python; the Gymnasium environment sits on top of it.
+Layers, each importing only the ones above it (``tests/test_layers.py`` enforces this):
+
+* :mod:`spider_env.core`: the rules, pure Python (no gymnasium, no agents): the specification.
+* the environment: :mod:`~spider_env.env` (``SpiderEnv``), :mod:`~spider_env.observation`,
+  :mod:`~spider_env.rewards`, :mod:`~spider_env.render`, :mod:`~spider_env.wrappers`,
+  :mod:`~spider_env.registration`.
+* :mod:`spider_env.agents`: players that see what a player sees (observation and mask).
+* :mod:`spider_env.apps`: evaluation, episode files, terminal play, the ``spider-env`` CLI.
+
+This module re-exports the core's and the environment's public names and registers the
+Gymnasium ids. ``spider_env.evaluate`` (the function of :mod:`spider_env.apps.evaluation`) is
+loaded on first use, so ``import spider_env`` does not import the agents.
 """
 
-from spider_env.actions import Move, decode, describe, encode
-from spider_env.deals import Deal, deal, deal_from_text, deal_to_text
-from spider_env.env import SpiderEnv
-from spider_env.evaluate import evaluate  # the function (module: spider_env.evaluate)
-from spider_env.registration import register_envs, register_variant_env
-from spider_env.rules import (
+from typing import Any
+
+from spider_env.core.actions import Move, decode, describe, encode
+from spider_env.core.deals import Deal, deal, deal_from_text, deal_to_text
+from spider_env.core.rules import (
     IllegalMoveError,
     apply,
+    apply_legal,
     explain_illegal,
     is_terminal,
     legal_actions,
     legal_moves,
 )
-from spider_env.state import State
-from spider_env.variants import VARIANTS, Variant, classic, get_variant
+from spider_env.core.state import State
+from spider_env.core.variants import VARIANTS, Variant, classic, get_variant
+from spider_env.env import SpiderEnv
+from spider_env.registration import register_envs, register_variant_env
 
 register_envs()  # `import spider_env` registers "Spider-v0" (and every id in ENV_IDS)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "evaluate":  # the app layer, loaded on first use (it imports the agents)
+        from spider_env.apps.evaluation import evaluate
+
+        return evaluate
+    raise AttributeError(f"module 'spider_env' has no attribute {name!r}")
 
 
 def new_game(variant: Variant | str = "spider-4suit", deal_number: int = 0) -> State:
@@ -39,6 +59,7 @@ __all__ = [
     "State",
     "Variant",
     "apply",
+    "apply_legal",
     "classic",
     "deal",
     "deal_from_text",

@@ -1,6 +1,6 @@
 """The Gymnasium environment: a thin shell over the rules core.
 
-Everything about legality comes from :func:`spider_env.rules.legal_actions`; observations from
+Everything about legality comes from :func:`spider_env.core.rules.legal_actions`; observations from
 :mod:`spider_env.observation`, rewards from :mod:`spider_env.rewards`, text from
 :mod:`spider_env.render`. The full contract is the :class:`SpiderEnv` docstring.
 """
@@ -14,20 +14,20 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from spider_env.actions import Move, check_action_id, decode, describe, encode
-from spider_env.deals import deal as make_deal
-from spider_env.deals import deal_from_text
-from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder, TableEncoder
-from spider_env.render import render_text
-from spider_env.rewards import RewardFn, get_reward_fn
-from spider_env.rules import (
+from spider_env.core.actions import Move, check_action_id, decode, describe, encode
+from spider_env.core.deals import deal as make_deal
+from spider_env.core.deals import deal_from_text
+from spider_env.core.rules import (
     IllegalMoveError,
-    _apply_legal,  # legality is checked against the mask first
+    apply_legal,  # legality is checked against the mask first
     explain_illegal,
     legal_actions,
 )
-from spider_env.state import State
-from spider_env.variants import VARIANTS, Variant, resolve_variant
+from spider_env.core.state import State
+from spider_env.core.variants import VARIANTS, Variant, resolve_variant
+from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder, TableEncoder
+from spider_env.render import render_text
+from spider_env.rewards import RewardFn, get_reward_fn
 
 DEFAULT_MAX_EPISODE_STEPS = 1000
 ILLEGAL_ACTION_POLICIES = ("penalize", "terminate", "raise")
@@ -83,7 +83,7 @@ def _check_state(variant: Variant, state: State, key: str) -> State:
 
 def _option_pysol_game(variant: Variant, number: Any) -> tuple[State, str, int]:
     # PySolFC game numbers (issue 6), an optional extra: needs the pysol-cards package.
-    from spider_env.interop import pysol_reset_option
+    from spider_env.core.interop import pysol_reset_option
 
     return pysol_reset_option(variant, number)
 
@@ -102,7 +102,7 @@ def register_reset_option(name: str, fn: ResetOption) -> None:
     """Add a ``reset(options={name: value})`` way to choose the starting position.
 
     ``fn(variant, value)`` returns ``(state, deal_name, deal_number_or_-1)``; used e.g. by
-    :mod:`spider_env.interop` for PySolFC game numbers.
+    :mod:`spider_env.core.interop` for PySolFC game numbers.
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"reset option name must be a non-empty str, got {name!r}")
@@ -133,8 +133,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     any suit, or into an empty column. A face-down card that becomes exposed turns face up. A
     deal puts one stock card face up on every column (not allowed while a column is empty).
     A complete King-to-Ace run of one suit is removed at once; removing eight wins. The rules
-    are those of :mod:`spider_env.rules`, the only place that decides legality; other games
-    of the family (:mod:`spider_env.variants`) are chosen with `variant=`.
+    are those of :mod:`spider_env.core.rules`, the only place that decides legality; other games
+    of the family (:mod:`spider_env.core.variants`) are chosen with `variant=`.
 
     ## Action Space
     `Discrete(C * R * C + D)` (plus `C` discard actions where discarding a run is optional,
@@ -156,7 +156,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     ## Action Mask
     `env.action_masks()` (the sb3-contrib convention) and `info["action_mask"]` after every
     `reset` and `step`: a `bool` array of length `n_actions`, True exactly for the ids of
-    `spider_env.rules.legal_actions(state)`. It is all False only in a terminal state. With
+    `spider_env.core.rules.legal_actions(state)`. It is all False only in a terminal state. With
     `mask_in_obs=True` the observation gets the same mask as `"action_mask"` (`int8` 0/1, a
     `Box(0, 1, (n_actions,), int8)`). `gymnasium.make` wraps the env last in the thin
     `spider_env.wrappers.SpiderMethods`, so `env.action_masks()`, `env.state`,
@@ -198,9 +198,9 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     (`n` in `[0, 2**32)`, the same for the same seed on every machine and process); `reset()`
     continues the RNG; `options={"deal": n}` plays deal `n` of the engine's generator;
     `options={"deal_text": text}` a deal typed in (KPatience-like `Play0:`/`Deal0:` lines, see
-    :mod:`spider_env.deals`); `options={"state_text": text}` / `options={"state": State}`
+    :mod:`spider_env.core.deals`); `options={"state_text": text}` / `options={"state": State}`
     any position of the same variant; `options={"pysol_game": n}` PySolFC's game `n` (needs
-    the `pysol` extra, see :mod:`spider_env.interop`). At most one option; unknown keys are
+    the `pysol` extra, see :mod:`spider_env.core.interop`). At most one option; unknown keys are
     an error. More can be added with `spider_env.env.register_reset_option`.
     `info["deal"]` names the deal (`"spider-4suit#123"`, `"custom"`, `"state"`,
     `"pysolfc-11#5"`), `info["deal_number"]` is its number in our generator (-1 if none).
@@ -385,7 +385,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         return legal_actions(self.state)
 
     def decode_action(self, action: int) -> Move:
-        """The :class:`~spider_env.actions.Move` behind an action id."""
+        """The :class:`~spider_env.core.actions.Move` behind an action id."""
         return decode(self.variant, action)
 
     def describe_action(self, action: int | Move) -> str:
@@ -405,7 +405,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
 
         ``encode_action(src, k, dst)`` moves ``k`` cards; ``encode_action("deal")`` (or
         ``pile=j``), ``encode_action("discard", column=c)``, ``encode_action("undo")``, or a
-        :class:`~spider_env.actions.Move`.
+        :class:`~spider_env.core.actions.Move`.
         """
         v = self.variant
         if isinstance(move, Move):
@@ -477,7 +477,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
                 raise TypeError(f"invalid action {action!r}: {exc}") from None
         if self._mask[a]:
             # The mask is legal_actions(st), so skip apply()'s second membership check.
-            new = _apply_legal(st, a)
+            new = apply_legal(st, a)
             reward = self.reward_fn(st, a, new)
             legal = legal_actions(new)
             buf = bytearray(self._no_mask)

@@ -1,7 +1,8 @@
 """What a player sees, as NumPy arrays (no Gymnasium here; :mod:`spider_env.env` builds spaces).
 
-Two encodings of the same player's view, both generic over :class:`~spider_env.variants.Variant`
-(``C`` columns, column bound ``L``, ``P`` stock piles, ``S`` suits):
+Two encodings of the same player's view, both generic over
+:class:`~spider_env.core.variants.Variant` (``C`` columns, column bound ``L``, ``P`` stock piles,
+``S`` suits):
 
 **Table** (``obs_mode="dict"``, the default):
 
@@ -37,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from spider_env.cards import N_RANKS
-from spider_env.state import State
-from spider_env.variants import Variant
+from spider_env.core.cards import N_RANKS
+from spider_env.core.state import State
+from spider_env.core.variants import Variant
 
 EMPTY = 0
 FACE_DOWN = 1

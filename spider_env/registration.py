@@ -62,7 +62,7 @@ def register_variant_env(
         raise ValueError(f"{env_id} is already registered for variant {known!r}")
     defaults = dict(kwargs)
     if variant_name is not None:
-        from spider_env.variants import get_variant
+        from spider_env.core.variants import get_variant
 
         get_variant(variant_name)  # fail now, with the list of known variants, if unknown
         defaults["variant"] = variant_name

@@ -9,9 +9,9 @@ variant shows them, and the last action in words.
 
 from __future__ import annotations
 
-from spider_env.cards import N_RANKS, RANK_LETTERS, RANK_WORDS, SUIT_LETTERS, SUIT_SYMBOLS
-from spider_env.rules import legal_actions
-from spider_env.state import State
+from spider_env.core.cards import N_RANKS, RANK_LETTERS, RANK_WORDS, SUIT_LETTERS, SUIT_SYMBOLS
+from spider_env.core.rules import legal_actions
+from spider_env.core.state import State
 
 RED = "\x1b[31m"
 RESET = "\x1b[0m"

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from spider_env.state import State
+from spider_env.core.state import State
 
 
 class RewardFn(Protocol):

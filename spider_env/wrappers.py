@@ -6,12 +6,15 @@
   ``"flat"``; prefer those arguments when you build the env yourself: they skip the table).
 * :class:`SpiderMethods`: registered ids wrap the env in it (outermost) so that
   ``gymnasium.make("Spider-v0").action_masks()``, ``.state``, ``.describe_action(a)``... work.
+* :class:`DealRange`: play only deal numbers from a given range, in random order (training) or
+  in a fixed cycle (evaluation); disjoint ranges keep training and evaluation deals apart.
 * :func:`mask_fn`: the action-mask function ``sb3_contrib.common.wrappers.ActionMasker`` expects
   (not needed for ``MaskablePPO`` on a plain ``SpiderEnv``, which has ``action_masks()``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -142,3 +145,67 @@ def mask_fn(env: gym.Env[Any, Any]) -> np.ndarray:
 
 
 __all__ = ["FeatureObservation", "SpiderMethods", "mask_fn"]
+
+
+DEAL_ORDERS = ("random", "cycle")
+
+
+def _deal_sequence(deals: Sequence[int] | range) -> Sequence[int] | range:
+    if isinstance(deals, range):
+        seq: Sequence[int] | range = deals
+    else:
+        seq = list(deals)
+        for n in seq:
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+                raise TypeError(f"deal numbers must be ints, got {n!r}")
+    if len(seq) == 0:
+        raise ValueError("the deal range is empty")
+    # min() of a range is O(1) this way (the builtin would walk billions of numbers)
+    low = min(seq[0], seq[-1]) if isinstance(seq, range) else min(seq)
+    if low < 0:
+        raise ValueError(f"deal numbers must be >= 0, got {low}")
+    return seq
+
+
+class DealRange(gym.Wrapper[Any, Any, Any, Any]):
+    """Play only the deal numbers of ``deals`` (a ``range`` or a sequence of ints).
+
+    ``order="random"``: every ``reset`` draws a deal uniformly from ``deals`` with the wrapper's
+    own RNG (seeded by ``reset(seed=...)``, like the env's). ``order="cycle"``: deals in
+    order, wrapping around; ``restart()`` goes back to the first one. An explicit
+    ``reset(options={...})`` (a deal, a deal text, a state) is passed through untouched.
+    ``info["deal_number"]`` names the deal played.
+    """
+
+    def __init__(
+        self, env: gym.Env[Any, Any], deals: Sequence[int] | range, order: str = "random"
+    ) -> None:
+        super().__init__(env)
+        if order not in DEAL_ORDERS:
+            raise ValueError(f"order must be one of {DEAL_ORDERS}, got {order!r}")
+        self.deals = _deal_sequence(deals)
+        self.order = order
+        self._next = 0
+        self._rng = np.random.default_rng()
+
+    def restart(self) -> None:
+        """Cycle order: the next ``reset`` plays the first deal again."""
+        self._next = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        if options:
+            return self.env.reset(seed=seed, options=options)
+        if self.order == "random":
+            number = int(self.deals[int(self._rng.integers(0, len(self.deals)))])
+        else:
+            number = int(self.deals[self._next % len(self.deals)])
+            self._next += 1
+        return self.env.reset(seed=seed, options={"deal": number})
+
+    def action_masks(self) -> np.ndarray:
+        """The mask of the wrapped env (sb3-contrib looks it up by this name)."""
+        return np.asarray(self.env.get_wrapper_attr("action_masks")())

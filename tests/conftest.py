@@ -1,6 +1,6 @@
 """Shared helpers for the engine tests: hand-built positions from compact text, random play.
 
-``position`` builds a :class:`~spider_env.state.State` from one short string per column so that
+``position`` builds a :class:`~spider_env.core.state.State` from one short string per column so that
 a test shows exactly the cards that matter::
 
     s = position(["* 5S 4S", "6H", "-", ...], piles=1)
@@ -18,11 +18,11 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 
 import spider_env as se
-from spider_env.cards import N_RANKS, card_str, parse_card
-from spider_env.deals import deck
-from spider_env.rules import apply, legal_actions
-from spider_env.state import State
-from spider_env.variants import Variant, get_variant
+from spider_env.core.cards import N_RANKS, card_str, parse_card
+from spider_env.core.deals import deck
+from spider_env.core.rules import apply, legal_actions
+from spider_env.core.state import State
+from spider_env.core.variants import Variant, get_variant
 
 FILL = "*"
 

@@ -9,9 +9,9 @@ import pytest
 from conftest import random_play
 
 import spider_env as se
-from spider_env.actions import Move, check_action_id, decode, describe, encode
-from spider_env.rules import legal_actions, legal_moves
-from spider_env.variants import VARIANTS, Variant, classic, get_variant, parse_options
+from spider_env.core.actions import Move, check_action_id, decode, describe, encode
+from spider_env.core.rules import legal_actions, legal_moves
+from spider_env.core.variants import VARIANTS, Variant, classic, get_variant, parse_options
 
 CLASSIC = ("spider-1suit", "spider-2suit", "spider-4suit")
 
@@ -144,8 +144,8 @@ def test_registry_errors() -> None:
         with pytest.raises(ValueError, match="suits must be 1, 2 or 4"):
             classic(bad)
     with pytest.raises(ValueError, match="already registered"):
-        se.variants.register_variant(classic(4).with_options(undo=True))
-    assert se.variants.register_variant(classic(4)) is classic(4)  # same one again is fine
+        se.core.variants.register_variant(classic(4).with_options(undo=True))
+    assert se.core.variants.register_variant(classic(4)) is classic(4)  # same one again is fine
 
 
 def test_with_options_and_text() -> None:

@@ -10,9 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import position, run
-
-import spider_env as se
-from agents import (
+from spider_env.agents import (
     Agent,
     GreedyAgent,
     LookaheadAgent,
@@ -20,11 +18,13 @@ from agents import (
     TableView,
     make_agent,
 )
-from spider_env.actions import DEAL, UNDO, decode
+
+import spider_env as se
+from spider_env.apps.evaluation import evaluate
+from spider_env.core.actions import DEAL, UNDO, decode
+from spider_env.core.state import State
+from spider_env.core.variants import VARIANTS
 from spider_env.env import SpiderEnv
-from spider_env.evaluate import evaluate
-from spider_env.state import State
-from spider_env.variants import VARIANTS
 
 AGENT_CLASSES = (RandomAgent, GreedyAgent, LookaheadAgent)
 
@@ -397,7 +397,7 @@ def test_sb3_models_play_legal_moves(models: Any, name: str) -> None:
 
 
 def test_sb3_model_errors(models: Any, tmp_path: Any) -> None:
-    from agents.sb3 import ModelLoadError
+    from spider_env.agents.sb3 import ModelLoadError
 
     bad = tmp_path / "bad.zip"
     bad.write_text("not a zip")

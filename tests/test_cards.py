@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spider_env.cards import (
+from spider_env.core.cards import (
     RED_SUITS,
     SUIT_SYMBOLS,
     card_id,

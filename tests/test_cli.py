@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from spider_env.cli import main
+from spider_env.apps.cli import main
 
 
 def run_cli(capsys: Any, *argv: str) -> tuple[int, str, str]:
@@ -216,7 +216,7 @@ def test_demo_runs(capsys: Any) -> None:
 
 def test_console_script_has_no_traceback_on_bad_input() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "spider_env.cli", "evaluate", "--deals", "5:1"],
+        [sys.executable, "-m", "spider_env.apps.cli", "evaluate", "--deals", "5:1"],
         capture_output=True,
         text=True,
         timeout=60,

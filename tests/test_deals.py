@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 
 import spider_env as se
-from spider_env.cards import card_str, rank_of, suit_of
-from spider_env.deals import (
+from spider_env.core.cards import card_str, rank_of, suit_of
+from spider_env.core.deals import (
     Deal,
     SplitMix64,
     deal,
@@ -20,7 +20,7 @@ from spider_env.deals import (
     layout_deal,
     shuffled_deck,
 )
-from spider_env.state import State
+from spider_env.core.state import State
 
 VARIANTS = ("spider-1suit", "spider-2suit", "spider-4suit")
 

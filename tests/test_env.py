@@ -13,11 +13,11 @@ from conftest import position, run
 from gymnasium.utils.env_checker import check_env
 
 import spider_env as se
+from spider_env.core.rules import IllegalMoveError, apply, legal_actions
+from spider_env.core.state import State
 from spider_env.env import SpiderEnv
 from spider_env.observation import FeatureEncoder, TableEncoder
 from spider_env.registration import ENV_IDS
-from spider_env.rules import IllegalMoveError, apply, legal_actions
-from spider_env.state import State
 from spider_env.wrappers import FeatureObservation, mask_fn
 
 ALL_VARIANTS = sorted(se.VARIANTS)

@@ -6,11 +6,17 @@ import json
 from typing import Any
 
 import pytest
+from spider_env.agents import GreedyAgent, RandomAgent
 
-from agents import GreedyAgent, RandomAgent
+from spider_env.apps.episodes import (
+    Episode,
+    EpisodeError,
+    play_frames,
+    record_episode,
+    replay_frames,
+)
+from spider_env.core.variants import VARIANTS
 from spider_env.env import SpiderEnv
-from spider_env.episodes import Episode, EpisodeError, play_frames, record_episode, replay_frames
-from spider_env.variants import VARIANTS
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import math
 from typing import Any
 
 import pytest
+from spider_env.agents import GreedyAgent, RandomAgent
 
 import spider_env
-from agents import GreedyAgent, RandomAgent
-from spider_env.evaluate import (
+from spider_env.apps.evaluation import (
     EvaluationResult,
     compare,
     evaluate,
@@ -166,7 +166,7 @@ def test_public_api_export() -> None:
 def test_progress_without_tqdm(monkeypatch: Any, capsys: Any) -> None:
     import sys
 
-    from spider_env.evaluate import _Progress
+    from spider_env.apps.evaluation import _Progress
 
     monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError
     bar = _Progress(3, True, "spider-1suit")

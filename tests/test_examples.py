@@ -1,4 +1,4 @@
-"""The training examples (smoke runs with a tiny budget) and spider_env.curriculum.
+"""The training examples (smoke runs with a tiny budget) and curricula.
 
 Each example runs for a few hundred steps (seconds), then the saved model is loaded and played
 through the ``spider-env evaluate`` command line.
@@ -18,14 +18,15 @@ import numpy as np
 import pytest
 
 import spider_env
-from spider_env.curriculum import Curriculum, DealRange, SuitCurriculum, sb3_curriculum_callback
 from spider_env.observation import FeatureEncoder
+from spider_env.wrappers import DealRange
 
 pytest.importorskip("sb3_contrib", reason="the training examples need the 'train' extra")
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))
+from curricula import Curriculum, SuitCurriculum, sb3_curriculum_callback  # noqa: E402
 
 TINY = [
     "--timesteps", "256",
@@ -44,7 +45,7 @@ TINY = [
 
 def _spider_env_cli() -> list[str]:
     exe = Path(sys.executable).with_name("spider-env")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "spider_env.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "spider_env.apps.cli"]
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +161,7 @@ def test_bad_command_line_values_are_refused(tmp_path: Path) -> None:
         train_maskable_ppo.main(["--timesteps", "0", "--out", str(tmp_path)])
 
 
-# --- spider_env.curriculum -----------------------------------------------------------------------
+# --- curricula -----------------------------------------------------------------------
 def test_curriculum_moves_on_only_after_a_full_window_above_threshold() -> None:
     c = Curriculum((1, 2, 4), threshold=0.5, window=4)
     assert c.suits == 1

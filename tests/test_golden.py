@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 import spider_env as se
-from spider_env.deals import deal_from_text, deal_to_text
-from spider_env.rules import apply, is_terminal, legal_actions
-from spider_env.state import State
-from spider_env.variants import get_variant, parse_options
+from spider_env.core.deals import deal_from_text, deal_to_text
+from spider_env.core.rules import apply, is_terminal, legal_actions
+from spider_env.core.state import State
+from spider_env.core.variants import get_variant, parse_options
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 PLAYTHROUGHS = sorted(GOLDEN.glob("playthrough-*.jsonl"))

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import spider_env as se
-from spider_env.cards import card_str
-from spider_env.deals import deal, deal_to_text
-from spider_env.interop import (
+from spider_env.core.cards import card_str
+from spider_env.core.deals import deal, deal_to_text
+from spider_env.core.interop import (
     PYSOL_GAME_IDS,
     kpatience_from_text,
     kpatience_to_text,
@@ -27,8 +27,8 @@ from spider_env.interop import (
     pysol_suit_map,
     pysol_variant,
 )
-from spider_env.rules import legal_actions
-from spider_env.state import State
+from spider_env.core.rules import legal_actions
+from spider_env.core.state import State
 
 DEALS_FILE = Path(__file__).parent / "golden" / "variants" / "pysolfc-spider-deals.txt"
 _BLOCK = re.compile(

@@ -4,7 +4,7 @@ Besides the invariants of issue 2 (whole deck accounted for, every legal action 
 illegal action accepted, text round trip, cached runs, inputs untouched) the engine is compared
 with a deliberately naive *test oracle* written straight from the rules text: it lists the legal
 moves by brute force and plays them card by card. The oracle lives only here, to check the one
-real implementation (``spider_env.rules``); nothing in the package uses it.
+real implementation (``spider_env.core.rules``); nothing in the package uses it.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spider_env as se
-from spider_env.cards import rank_of, suit_of
-from spider_env.rules import IllegalMoveError, apply, is_terminal, legal_actions
-from spider_env.state import State, run_length
+from spider_env.core.cards import rank_of, suit_of
+from spider_env.core.rules import IllegalMoveError, apply, is_terminal, legal_actions
+from spider_env.core.state import State, run_length
 
 NAMES = ("spider-1suit", "spider-2suit", "spider-4suit")
 UNDO = {name: se.get_variant(name).with_options(undo=True) for name in NAMES}
@@ -320,7 +320,7 @@ def arbitrary_positions(draw: st.DrawFn) -> State:
         s_ = rng.choice(v.suit_ids)
         if done[s_] < v.copies_per_suit - 1:
             done[s_] += 1
-    pool = se.deals.deck(v)
+    pool = se.core.deals.deck(v)
     for s_, n in enumerate(done):
         for _ in range(n):
             for r in range(13):

@@ -90,7 +90,7 @@ def test_render_content_of_a_deal():
     assert lines[0].startswith("spider-4suit | deals left 5 | completed 0/8 | score 500 | moves 0")
     assert text.count("▒▒") == 44  # 54 dealt, 10 face up
     st = env.state
-    from spider_env.cards import card_str
+    from spider_env.core.cards import card_str
 
     for col, d in zip(st.cols, st.down):
         assert card_str(col[-1], ascii=False) in text

@@ -13,8 +13,14 @@ import pytest
 from conftest import moves_of, mv, position, run, up
 
 import spider_env as se
-from spider_env.rules import IllegalMoveError, apply, explain_illegal, is_terminal, legal_actions
-from spider_env.state import run_length
+from spider_env.core.rules import (
+    IllegalMoveError,
+    apply,
+    explain_illegal,
+    is_terminal,
+    legal_actions,
+)
+from spider_env.core.state import run_length
 
 DEAL = 1300  # classic: C*R*C = 10*13*10
 QUIET = ["KS", "KS", "KH", "KH", "KD", "KD", "KC", "KC"]  # exposed Kings take nothing but Queens
@@ -197,7 +203,7 @@ def test_deal_one_face_up_card_per_column_left_to_right() -> None:
     t = apply(s, DEAL)
     pile = PILE.split()
     for c in range(10):
-        assert t.cols[c][-1] == se.cards.parse_card(pile[c])
+        assert t.cols[c][-1] == se.core.cards.parse_card(pile[c])
         assert t.cols[c][:-1] == s.cols[c]
         assert t.down[c] == s.down[c]  # dealt cards are face up
         assert len(t.cols[c]) - t.down[c] >= 1
@@ -225,9 +231,9 @@ def test_deals_use_the_piles_in_order() -> None:
     s = position(kings("* JD", "JH"), stock=["-", "-", "-", p3, p4])
     t = apply(s, DEAL)
     assert t.stock[3] == () and t.stock[4] == s.stock[4]
-    assert se.cards.card_str(t.cols[0][-1]) == "AS"
+    assert se.core.cards.card_str(t.cols[0][-1]) == "AS"
     u = apply(t, DEAL)
-    assert se.cards.card_str(u.cols[0][-1]) == "AH"
+    assert se.core.cards.card_str(u.cols[0][-1]) == "AH"
     assert u.deals == 5 and u.stock_cards == 0
 
 

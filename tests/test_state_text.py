@@ -10,8 +10,8 @@ import pytest
 from conftest import mv, position, random_play, run
 
 import spider_env as se
-from spider_env.rules import apply, legal_actions
-from spider_env.state import TEXT_HEADER, State, run_length
+from spider_env.core.rules import apply, legal_actions
+from spider_env.core.state import TEXT_HEADER, State, run_length
 
 VARIANTS = ("spider-1suit", "spider-2suit", "spider-4suit")
 

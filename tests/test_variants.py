@@ -19,10 +19,10 @@ import pytest
 from conftest import moves_of, mv, position, random_play, run, up
 
 import spider_env as se
-from spider_env.deals import deal, deal_from_text, deal_to_text
-from spider_env.rules import IllegalMoveError, apply, is_terminal, legal_actions
-from spider_env.state import State, run_length
-from spider_env.variants import VARIANTS, Variant, get_variant
+from spider_env.core.deals import deal, deal_from_text, deal_to_text
+from spider_env.core.rules import IllegalMoveError, apply, is_terminal, legal_actions
+from spider_env.core.state import State, run_length
+from spider_env.core.variants import VARIANTS, Variant, get_variant
 
 GOLDEN = Path(__file__).parent / "golden" / "variants"
 GOLDEN_DEALS = (0, 1, 2)
@@ -144,7 +144,7 @@ def test_decks_by_suit_count() -> None:
         d = deal(name, 5)
         out: dict[str, int] = {}
         for c in [x for col in d.columns for x in col] + [x for p in d.stock for x in p]:
-            letter = se.cards.card_str(c)[-1]
+            letter = se.core.cards.card_str(c)[-1]
             out[letter] = out.get(letter, 0) + 1
         return out
 

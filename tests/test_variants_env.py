@@ -12,11 +12,11 @@ import pytest
 from conftest import mv, position, run
 
 import spider_env as se
+from spider_env.core.interop import pysol_deal, pysol_state
+from spider_env.core.rules import legal_actions
+from spider_env.core.state import State
 from spider_env.env import SpiderEnv
-from spider_env.interop import pysol_deal, pysol_state
 from spider_env.registration import ENV_IDS
-from spider_env.rules import legal_actions
-from spider_env.state import State
 
 VARIANT_IDS = {k: v for k, v in ENV_IDS.items() if v is not None}
 

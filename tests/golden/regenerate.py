@@ -10,7 +10,7 @@ commit message: the files exist so that such a change cannot happen by accident.
 
 Files written next to this script:
 
-* ``deals.txt``: ``deal(variant, N)`` as text (:func:`spider_env.deals.deal_to_text`) for
+* ``deals.txt``: ``deal(variant, N)`` as text (:func:`spider_env.core.deals.deal_to_text`) for
   several deal numbers of the 1-, 2- and 4-suit games, each block headed ``=== <variant> <N>``.
 * ``playthrough-<variant>-<policy>-<N>.jsonl``: one game per file, OpenSpiel/pgx style. The first
   line is a header ``{"game": {"variant", "options", "deal", "policy", "seed", "steps"}}``; every
@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import spider_env as se
-from spider_env.deals import deal_to_text
-from spider_env.rules import apply, is_terminal, legal_actions
-from spider_env.state import State
-from spider_env.variants import get_variant, parse_options
+from spider_env.core.deals import deal_to_text
+from spider_env.core.rules import apply, is_terminal, legal_actions
+from spider_env.core.state import State
+from spider_env.core.variants import get_variant, parse_options
 
 HERE = Path(__file__).resolve().parent
 DEAL_NUMBERS = (0, 1, 2, 3, 42, 1000, 123456789, 2**32, 2**63, 2**64 - 1)

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from spider_env.variants import Variant, get_variant, parse_options
+from spider_env.core.variants import Variant, get_variant, parse_options
 
 FORMAT = "spider-env episode"
 VERSION = 1
@@ -59,7 +59,7 @@ class Episode:
 
     # --- file form -------------------------------------------------------------------------
     def to_lines(self, describe_moves: bool = True) -> list[str]:
-        from spider_env.actions import describe
+        from spider_env.core.actions import describe
 
         v = self.get_variant()
         head: dict[str, Any] = {
@@ -243,7 +243,7 @@ def record_episode(
 ) -> Episode:
     """Play ``agent`` on deal ``deal`` (like :func:`spider_env.evaluate.evaluate` does) and
     return the recorded episode."""
-    from spider_env.evaluate import make_env, play_episode
+    from spider_env.apps.evaluation import make_env, play_episode
 
     v = get_variant(variant)
     env = make_env(v, max_steps, reward_mode=reward_mode)
@@ -273,7 +273,7 @@ def record_episode(
 
 
 def _options(v: Variant) -> str:
-    from spider_env.variants import VARIANTS
+    from spider_env.core.variants import VARIANTS
 
     if v.name not in VARIANTS:
         raise ValueError(f"variant {v.name!r} is not registered: its episodes cannot be saved")

@@ -10,7 +10,7 @@ Commands (columns are numbered as on screen, from 0; a free column may be typed 
 * ``h``: a hint from the greedy agent; ``?``: help; ``q``: quit.
 
 Everything goes through :class:`spider_env.env.SpiderEnv` with ``undo=True``, and every
-legality question is answered by its mask (i.e. by :func:`spider_env.rules.legal_actions`);
+legality question is answered by its mask (i.e. by :func:`spider_env.core.rules.legal_actions`);
 bad input gets a message and the game goes on.
 """
 
@@ -20,10 +20,10 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from spider_env.actions import DEAL, DISCARD, MOVE, UNDO, Move, describe, encode
-from spider_env.episodes import Episode
-from spider_env.rules import explain_illegal
-from spider_env.variants import VARIANTS, Variant
+from spider_env.apps.episodes import Episode
+from spider_env.core.actions import DEAL, DISCARD, MOVE, UNDO, Move, describe, encode
+from spider_env.core.rules import explain_illegal
+from spider_env.core.variants import VARIANTS, Variant
 
 HELP = """commands:
   S D      move from column S onto column D (as many cards as can go)
@@ -166,7 +166,7 @@ class TerminalGame:
 
     # --- actions ----------------------------------------------------------------------------
     def hint(self) -> str:
-        from agents.greedy import GreedyAgent
+        from spider_env.agents.greedy import GreedyAgent
 
         if self._hinter is None:
             self._hinter = GreedyAgent(self.variant, seed=0)
@@ -225,7 +225,7 @@ class TerminalGame:
             out.write(f"Bye. Score {st.score}, {sum(st.completed)} run(s) completed.\n")
 
     def episode(self) -> Episode:
-        """The game so far as an :class:`~spider_env.episodes.Episode` (undo included)."""
+        """The game so far as an :class:`~spider_env.apps.episodes.Episode` (undo included)."""
         v = self.variant
         if v.name not in VARIANTS:
             raise ValueError(f"variant {v.name!r} is not registered")

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from spider_env.variants import Variant, resolve_variant
+from spider_env.core.variants import Variant, resolve_variant
 
 Z95 = 1.959963984540054
 RECORD_FIELDS = (
@@ -324,7 +324,7 @@ def make_env(variant: Variant, max_steps: int | None, **kwargs: Any) -> Any:
 def build_agent(spec: Any, variant: Variant) -> Any:
     """An agent from a spec (name or path) or the agent itself."""
     if isinstance(spec, str):
-        from agents import make_agent
+        from spider_env.agents import make_agent
 
         return make_agent(spec, variant)
     if callable(getattr(spec, "act", None)):
@@ -536,7 +536,7 @@ def evaluate(
 
 
 def _registered() -> set[str]:
-    from spider_env.variants import VARIANTS
+    from spider_env.core.variants import VARIANTS
 
     return set(VARIANTS)
 

@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # --- commands ---------------------------------------------------------------------------------
 def _variant(args: argparse.Namespace) -> Any:
-    from spider_env.evaluate import resolve_variant
+    from spider_env.apps.evaluation import resolve_variant
 
     try:
         return resolve_variant(args.variant, args.suits, getattr(args, "undo", False))
@@ -141,7 +141,7 @@ def _variant(args: argparse.Namespace) -> Any:
 
 
 def _agent(spec: str, variant: Any) -> Any:
-    from agents import make_agent
+    from spider_env.agents import make_agent
 
     try:
         return make_agent(spec, variant)
@@ -152,7 +152,7 @@ def _agent(spec: str, variant: Any) -> Any:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from spider_env.evaluate import AgentError, evaluate, parse_deals
+    from spider_env.apps.evaluation import AgentError, evaluate, parse_deals
 
     v = _variant(args)
     try:
@@ -202,7 +202,7 @@ def _check_writable(path: str) -> None:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from spider_env.episodes import play_frames, record_episode, replay_frames
+    from spider_env.apps.episodes import play_frames, record_episode, replay_frames
 
     v = _variant(args)
     agent = _agent(args.agent, v)
@@ -235,7 +235,7 @@ def _outcome_line(outcome: dict[str, Any], agent: str, variant: str, deal: Any) 
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from spider_env.episodes import Episode, EpisodeError, play_frames, replay_frames
+    from spider_env.apps.episodes import Episode, EpisodeError, play_frames, replay_frames
 
     try:
         ep = Episode.load(args.file)
@@ -271,7 +271,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from spider_env.play import TerminalGame
+    from spider_env.apps.play import TerminalGame
 
     v = _variant(args)
     if args.save:
@@ -285,9 +285,9 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from spider_env.episodes import play_frames, record_episode, replay_frames
-    from spider_env.evaluate import evaluate
-    from spider_env.variants import classic
+    from spider_env.apps.episodes import play_frames, record_episode, replay_frames
+    from spider_env.apps.evaluation import evaluate
+    from spider_env.core.variants import classic
 
     v = classic(1)
     print("spider-env demo: random and greedy on 1-suit Spider, deals 0:20, seed 0\n")
@@ -304,7 +304,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_variants(args: argparse.Namespace) -> int:
-    from spider_env.variants import VARIANTS
+    from spider_env.core.variants import VARIANTS
 
     for name, v in VARIANTS.items():
         print(f"{name:26s} {v.n_cards:3d} cards, {v.n_columns:2d} columns, {v.description}")

@@ -5,7 +5,7 @@
 * :func:`apply` returns the next state (the old one is untouched) and raises
   :class:`IllegalMoveError` for an action not in :func:`legal_actions`.
 
-Rules of classic Spider as implemented (switches in :class:`~spider_env.variants.Variant`
+Rules of classic Spider as implemented (switches in :class:`~spider_env.core.variants.Variant`
 change them for other games):
 
 * A move takes the ``k`` exposed cards of a column when they are face up, of one suit and in
@@ -21,9 +21,18 @@ change them for other games):
 
 from __future__ import annotations
 
-from spider_env.actions import DEAL, DISCARD, MOVE, Move, check_action_id, decode, describe, encode
-from spider_env.cards import N_RANKS, card_str
-from spider_env.state import State, run_length
+from spider_env.core.actions import (
+    DEAL,
+    DISCARD,
+    MOVE,
+    Move,
+    check_action_id,
+    decode,
+    describe,
+    encode,
+)
+from spider_env.core.cards import N_RANKS, card_str
+from spider_env.core.state import State, run_length
 
 _K = N_RANKS - 1  # card % 13 of a King
 
@@ -37,11 +46,7 @@ def legal_actions(state: State) -> list[int]:
 
     Computed once per state and cached on it; the caller gets its own copy of the list.
     """
-    legal = state._legal
-    if legal is None:
-        legal = _compute_legal(state)
-        state._legal = legal
-    return list(legal)
+    return list(state.cached_legal(_compute_legal))
 
 
 def legal_moves(state: State) -> list[Move]:
@@ -142,17 +147,20 @@ def apply(state: State, action: int | Move) -> State:
     """
     v = state.variant
     a = encode(v, action) if isinstance(action, Move) else check_action_id(v, action)
-    legal = state._legal
-    if legal is None:
-        legal = legal_actions(state)
-    if a not in legal:
+    if a not in state.cached_legal(_compute_legal):
         raise IllegalMoveError(
             f"illegal action {a} ({describe(v, a)}): {explain_illegal(state, a)}"
         )
-    return _apply_legal(state, a)
+    return apply_legal(state, a)
 
 
-def _apply_legal(s: State, a: int) -> State:
+def apply_legal(s: State, a: int) -> State:
+    """The state after action id ``a``, which the caller knows is legal (it came from
+    :func:`legal_actions` of ``s``, or from a mask built from it); ``s`` is unchanged.
+
+    For search and for the env, which have checked legality already: nothing is checked here,
+    and an illegal ``a`` gives a meaningless state. Everyone else calls :func:`apply`.
+    """
     v = s.variant
     C = v.n_columns
     R = v.max_run
@@ -164,7 +172,6 @@ def _apply_legal(s: State, a: int) -> State:
     completed = s.completed
     moves, deals, reveals, free_used = s.moves, s.deals, s.reveals, s.free_used
     revealed = False
-    new = State.__new__(State)
     if a < n_move:
         dst = a % C
         t = a // C
@@ -236,25 +243,14 @@ def _apply_legal(s: State, a: int) -> State:
     else:  # undo
         p = s.prev
         assert p is not None
-        new.variant = v
-        new.cols, new.down, new.runs, new.stock = p.cols, p.down, p.runs, p.stock
-        new.completed = p.completed
-        new.moves, new.deals, new.undos, new.reveals = moves, deals, s.undos + 1, reveals
-        new.free_used = free_used
-        new.prev = p.prev
-        new._legal = None
-        return new
-    new.variant = v
-    new.cols = tuple(cols)
-    new.down = tuple(down)
-    new.runs = tuple(runs)
-    new.stock = stock
-    new.completed = completed
-    new.moves, new.deals, new.undos, new.reveals = moves, deals, s.undos, reveals
-    new.free_used = free_used
-    new.prev = s if v.undo and not revealed else None
-    new._legal = None
-    return new
+        return State(
+            v, p.cols, p.down, p.stock, p.completed, moves, deals, s.undos + 1, reveals,
+            free_used, p.prev, runs=p.runs, trusted=True,
+        )  # fmt: skip
+    return State(
+        v, tuple(cols), tuple(down), stock, completed, moves, deals, s.undos, reveals, free_used,
+        s if v.undo and not revealed else None, runs=tuple(runs), trusted=True,
+    )  # fmt: skip
 
 
 def _next_pile(stock: tuple[tuple[int, ...], ...]) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from spider_env.variants import Variant
+from spider_env.core.variants import Variant
 
 MOVE, DEAL, DISCARD, UNDO = "move", "deal", "discard", "undo"
 

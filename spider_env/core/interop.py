@@ -35,17 +35,17 @@ reproduced exactly.
 exposed card, ``|`` before a face-down card), ``Deal0:`` .. ``Deal4:`` (the stock rows, dealt in
 that order, column 0 first), ranks ``A 2-9 T J Q K``, suits ``C D H S``. KPatience deals the
 classic 6,6,6,6,5,5,5,5,5,5 layout and uses spades (1 suit) and spades and hearts (2 suits) as we
-do, so its text is our deal text (:mod:`spider_env.deals`) without the ``variant:`` line.
+do, so its text is our deal text (:mod:`spider_env.core.deals`) without the ``variant:`` line.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from spider_env.cards import card_str, parse_card
-from spider_env.deals import Deal, deal_from_text, deal_to_text
-from spider_env.state import State
-from spider_env.variants import Variant, get_variant
+from spider_env.core.cards import card_str, parse_card
+from spider_env.core.deals import Deal, deal_from_text, deal_to_text
+from spider_env.core.state import State
+from spider_env.core.variants import Variant, get_variant
 
 #: PySolFC game id -> number of suits of its Spider game.
 PYSOL_GAME_IDS: dict[int, int] = {11: 4, 269: 1, 270: 2}
@@ -254,7 +254,7 @@ def kpatience_from_text(text: str, variant: Variant | str | None = None) -> Deal
 
     Without ``variant`` the suits decide: spades only -> ``spider-1suit``, spades and hearts ->
     ``spider-2suit``, else ``spider-4suit`` (a ``variant:`` line, as
-    :func:`spider_env.deals.deal_to_text` writes, is honoured). The text's ``|`` marks, if any,
+    :func:`spider_env.core.deals.deal_to_text` writes, is honoured). The text's ``|`` marks, if any,
     must match the variant's face-down cards; errors name the line and the problem.
     """
     if variant is None and not any(

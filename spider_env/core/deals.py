@@ -35,8 +35,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from spider_env.cards import N_RANKS, card_str, parse_card
-from spider_env.variants import Variant, get_variant
+from spider_env.core.cards import N_RANKS, card_str, parse_card
+from spider_env.core.variants import Variant, get_variant
 
 _MASK64 = (1 << 64) - 1
 

@@ -1,7 +1,7 @@
 """Game state: immutable, cheap to copy, with an exact text form.
 
-A :class:`State` is never changed after it is made: :func:`spider_env.rules.apply` returns a new
-one that shares every untouched column with the old (columns are tuples), so keeping a state for
+A :class:`State` is never changed after it is made: :func:`spider_env.core.rules.apply` returns a
+new one that shares every untouched column with the old (columns are tuples), so keeping a state for
 look-ahead costs nothing and "copying" is just keeping a reference.
 
 Layout of a state (maps directly onto arrays for a batched core):
@@ -21,10 +21,11 @@ Layout of a state (maps directly onto arrays for a batched core):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
-from spider_env.cards import N_RANKS, SUIT_LETTERS, card_str, parse_card, suit_of
-from spider_env.variants import Variant, get_variant, parse_options
+from spider_env.core.cards import N_RANKS, SUIT_LETTERS, card_str, parse_card, suit_of
+from spider_env.core.variants import Variant, get_variant, parse_options
 
 TEXT_HEADER = "spider-env state 1"
 
@@ -92,18 +93,47 @@ class State:
         reveals: int = 0,
         free_used: bool = False,
         prev: State | None = None,
+        *,
+        runs: tuple[int, ...] | None = None,
+        trusted: bool = False,
     ) -> None:
-        """Build and validate a state (use :meth:`from_deal` for a new game)."""
-        _set(self, variant, tuple(tuple(c) for c in cols), tuple(down), None, stock, completed)
+        """Build a state; the one definition of one (use :meth:`from_deal` for a new game).
+
+        Anything that is not a valid position raises ``ValueError`` naming the problem (see
+        :meth:`validate`). ``trusted=True`` is for the rules engine only, which builds each next
+        state from a valid one: the arguments are then taken as they are (tuples, ``runs``
+        precomputed) and not validated.
+        """
+        if not trusted:
+            cols = tuple(tuple(c) for c in cols)
+            down = tuple(down)
+            stock = tuple(tuple(p) for p in stock)
+            completed = tuple(completed)  # type: ignore[assignment]
+        self.variant = variant
+        self.cols = cols
+        self.down = down
+        self.runs = runs if runs is not None else tuple(map(run_length, cols, down))
+        self.stock = stock
+        self.completed = completed
         self.moves, self.deals, self.undos, self.reveals = moves, deals, undos, reveals
         self.free_used = free_used
         self.prev = prev
-        self.validate()
+        self._legal = None
+        if not trusted:
+            self.validate()
+
+    def cached_legal(self, compute: Callable[[State], list[int]]) -> list[int]:
+        """``compute(self)`` on the first call, the same list after (the rules' legal-action
+        cache; a state never changes, so neither do its legal actions). Do not mutate it."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = compute(self)
+        return legal
 
     # --- construction ------------------------------------------------------------------
     @classmethod
     def from_deal(cls, deal: Any) -> State:
-        """The starting position of a :class:`spider_env.deals.Deal`."""
+        """The starting position of a :class:`spider_env.core.deals.Deal`."""
         v = deal.variant
         return cls(v, deal.columns, v.face_down, deal.stock)
 
@@ -316,24 +346,6 @@ def _history(st: State) -> tuple[Any, ...]:
         keys.append(p.key())
         p = p.prev
     return tuple(keys)
-
-
-def _set(
-    st: State,
-    variant: Variant,
-    cols: tuple[tuple[int, ...], ...],
-    down: tuple[int, ...],
-    runs: tuple[int, ...] | None,
-    stock: tuple[tuple[int, ...], ...],
-    completed: tuple[int, int, int, int],
-) -> None:
-    st.variant = variant
-    st.cols = cols
-    st.down = down
-    st.runs = runs if runs is not None else tuple(run_length(c, d) for c, d in zip(cols, down))
-    st.stock = tuple(tuple(p) for p in stock)
-    st.completed = tuple(completed)  # type: ignore[assignment]
-    st._legal = None
 
 
 def _problems(st: State) -> list[str]:

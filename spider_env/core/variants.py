@@ -1,7 +1,7 @@
 """Rule sets as data: one frozen :class:`Variant` per game, no subclasses.
 
 Every game the engine plays is a ``Variant`` instance: deck, layout, stock, and a handful of rule
-switches that the one engine in :mod:`spider_env.rules` reads. Derived quantities (number of
+switches that the one engine in :mod:`spider_env.core.rules` reads. Derived quantities (number of
 actions, longest movable run ``R``, bound ``L`` on a column's length) are computed here, once.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from spider_env.cards import N_RANKS
+from spider_env.core.cards import N_RANKS
 
 BUILD_RULES = ("any-suit", "same-suit")
 MOVE_RULES = ("suited-run", "any-face-up")
@@ -282,7 +282,7 @@ SPIDER_4SUIT = register_variant(_classic(4))
 #
 # Sources: seed 000 (relaxed Spider, Spiderette, Simple Simon, Scorpion), seed 002 (the 78-card
 # eight-column tournament game), seed 003 (Culbertson's rules). PySolFC's Spider layout is used
-# by :mod:`spider_env.interop` to reproduce PySolFC game numbers.
+# by :mod:`spider_env.core.interop` to reproduce PySolFC game numbers.
 
 
 def _relaxed(suits: int) -> Variant:

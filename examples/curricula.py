@@ -1,11 +1,8 @@
 """Curricula for training: which deals an agent practises on, and how hard the game is.
 
-Three small pieces, usable with any RL library (only the optional SB3 callback needs
+Two small pieces, usable with any RL library (only the optional SB3 callback needs
 Stable-Baselines3, imported when you ask for it):
 
-* :class:`DealRange`: a wrapper that plays only deal numbers from a given range, in random
-  order (training) or in a fixed cycle (evaluation). Keeping training and evaluation deals
-  disjoint is how the training examples measure play on *held-out* deals.
 * :class:`Curriculum`: the schedule, pure Python. Stages are suit counts (default 1, then 2,
   then 4); :meth:`Curriculum.record` takes episode outcomes and moves on to the next stage
   when the win rate of the last ``window`` episodes of the current stage reaches
@@ -33,71 +30,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from spider_env.cards import N_RANKS
+from spider_env.core.cards import N_RANKS
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, SpiderEnv
-
-DEAL_ORDERS = ("random", "cycle")
-
-
-def _deal_sequence(deals: Sequence[int] | range) -> Sequence[int] | range:
-    if isinstance(deals, range):
-        seq: Sequence[int] | range = deals
-    else:
-        seq = list(deals)
-        for n in seq:
-            if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-                raise TypeError(f"deal numbers must be ints, got {n!r}")
-    if len(seq) == 0:
-        raise ValueError("the deal range is empty")
-    # min() of a range is O(1) this way (the builtin would walk billions of numbers)
-    low = min(seq[0], seq[-1]) if isinstance(seq, range) else min(seq)
-    if low < 0:
-        raise ValueError(f"deal numbers must be >= 0, got {low}")
-    return seq
-
-
-class DealRange(gym.Wrapper[Any, Any, Any, Any]):
-    """Play only the deal numbers of ``deals`` (a ``range`` or a sequence of ints).
-
-    ``order="random"``: every ``reset`` draws a deal uniformly from ``deals`` with the wrapper's
-    own RNG (seeded by ``reset(seed=...)``, like the env's). ``order="cycle"``: deals in
-    order, wrapping around; ``restart()`` goes back to the first one. An explicit
-    ``reset(options={...})`` (a deal, a deal text, a state) is passed through untouched.
-    ``info["deal_number"]`` names the deal played.
-    """
-
-    def __init__(
-        self, env: gym.Env[Any, Any], deals: Sequence[int] | range, order: str = "random"
-    ) -> None:
-        super().__init__(env)
-        if order not in DEAL_ORDERS:
-            raise ValueError(f"order must be one of {DEAL_ORDERS}, got {order!r}")
-        self.deals = _deal_sequence(deals)
-        self.order = order
-        self._next = 0
-        self._rng = np.random.default_rng()
-
-    def restart(self) -> None:
-        """Cycle order: the next ``reset`` plays the first deal again."""
-        self._next = 0
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
-        if options:
-            return self.env.reset(seed=seed, options=options)
-        if self.order == "random":
-            number = int(self.deals[int(self._rng.integers(0, len(self.deals)))])
-        else:
-            number = int(self.deals[self._next % len(self.deals)])
-            self._next += 1
-        return self.env.reset(seed=seed, options={"deal": number})
-
-    def action_masks(self) -> np.ndarray:
-        """The mask of the wrapped env (sb3-contrib looks it up by this name)."""
-        return np.asarray(self.env.get_wrapper_attr("action_masks")())
+from spider_env.wrappers import DealRange
 
 
 class Curriculum:
@@ -366,9 +301,7 @@ def sb3_curriculum_callback(
 
 
 __all__ = [
-    "DEAL_ORDERS",
     "Curriculum",
-    "DealRange",
     "SuitCurriculum",
     "sb3_curriculum_callback",
 ]
