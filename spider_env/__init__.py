@@ -16,7 +16,7 @@ loaded on first use, so ``import spider_env`` does not import the agents.
 
 from typing import Any
 
-from spider_env.core.actions import Move, decode, describe, encode
+from spider_env.core.actions import Action, decode, describe, encode
 from spider_env.core.deals import Deal, deal, deal_from_text, deal_to_text
 from spider_env.core.rules import (
     IllegalMoveError,
@@ -25,7 +25,6 @@ from spider_env.core.rules import (
     explain_illegal,
     is_terminal,
     legal_actions,
-    legal_moves,
 )
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant, classic, get_variant
@@ -52,9 +51,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "VARIANTS",
+    "Action",
     "Deal",
     "IllegalMoveError",
-    "Move",
     "SpiderEnv",
     "State",
     "Variant",
@@ -72,7 +71,6 @@ __all__ = [
     "get_variant",
     "is_terminal",
     "legal_actions",
-    "legal_moves",
     "new_game",
     "register_envs",
     "register_variant_env",

@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from spider_env.core.actions import Move, check_action_id, decode, describe, encode
+from spider_env.core.actions import Action, check_action_id, decode, describe, encode
 from spider_env.core.deals import deal as make_deal
 from spider_env.core.deals import deal_from_text
 from spider_env.core.rules import (
@@ -240,9 +240,9 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     the episode terminated (`RuntimeError`) is always an error.
 
     ## Information
-    `info` after every reset and step: `action_mask`, `score`, `moves`, `completed_runs`
-    (also as `runs_completed`), `deals_left`, `is_success` (won; the key SB3 reads for its
-    success rate), `legal_action_count`, `illegal_action`, `deal`, `deal_number`, `variant`
+    `info` after every reset and step: `action_mask`, `score`, `moves`, `completed_runs`,
+    `deals_left`, `is_success` (won; the key SB3 reads for its success rate),
+    `legal_action_count`, `illegal_action`, `deal`, `deal_number`, `variant`
     (the variant's registered name, or the `Variant` itself when built with other options,
     e.g. `undo=True`). `deal`/`deal_number` identify the deal for bookkeeping and replay; since
     the generator is public they determine the hidden cards, so agents must not feed them to a
@@ -384,17 +384,17 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         """The legal action ids of the current state (sorted, a fresh list)."""
         return legal_actions(self.state)
 
-    def decode_action(self, action: int) -> Move:
-        """The :class:`~spider_env.core.actions.Move` behind an action id."""
+    def decode_action(self, action: int) -> Action:
+        """The :class:`~spider_env.core.actions.Action` behind an action id."""
         return decode(self.variant, action)
 
-    def describe_action(self, action: int | Move) -> str:
+    def describe_action(self, action: int | Action) -> str:
         """An action in words: ``"move 3 cards 2 -> 7"``, ``"deal"``..."""
         return describe(self.variant, action)
 
     def encode_action(
         self,
-        move: Move | str | int,
+        move: Action | str | int,
         cards: int | None = None,
         dst: int | None = None,
         *,
@@ -405,27 +405,27 @@ class SpiderEnv(gym.Env[Any, np.int64]):
 
         ``encode_action(src, k, dst)`` moves ``k`` cards; ``encode_action("deal")`` (or
         ``pile=j``), ``encode_action("discard", column=c)``, ``encode_action("undo")``, or a
-        :class:`~spider_env.core.actions.Move`.
+        :class:`~spider_env.core.actions.Action`.
         """
         v = self.variant
-        if isinstance(move, Move):
+        if isinstance(move, Action):
             return encode(v, move)
         if isinstance(move, str):
             if move == "deal":
-                return encode(v, Move("deal", pile=pile))
+                return encode(v, Action("deal", pile=pile))
             if move == "discard":
                 if column is None:
                     raise ValueError("encode_action('discard') needs column=")
-                return encode(v, Move("discard", src=column))
+                return encode(v, Action("discard", src=column))
             if move == "undo":
-                return encode(v, Move("undo"))
+                return encode(v, Action("undo"))
             raise ValueError(f"unknown action kind {move!r} (use 'deal', 'discard', 'undo')")
         if cards is None or dst is None:
             raise ValueError("encode_action(src, cards, dst) needs all three numbers")
         for name, val in (("src", move), ("cards", cards), ("dst", dst)):
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
                 raise TypeError(f"{name} must be an int, got {val!r}")
-        return encode(v, Move("move", int(move), int(cards), int(dst)))
+        return encode(v, Action("move", int(move), int(cards), int(dst)))
 
     def last_action_text(self) -> str | None:
         """The last action of this episode in words (``None`` right after reset)."""
@@ -560,7 +560,6 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             "score": state.score,
             "moves": state.moves,
             "completed_runs": runs,
-            "runs_completed": runs,
             "deals_left": state.deals_left,
             "is_success": runs >= self.variant.runs_to_win,
             "legal_action_count": n_legal,

@@ -196,7 +196,7 @@ class FeatureEncoder:
     def encode(self, state: State) -> tuple[np.ndarray, np.ndarray]:
         """``(columns, globals)`` of ``state``, fresh arrays."""
         seen = self._seen
-        cols, down, runs = state.cols, state.down, state.runs
+        cols, down, runs = state.cols, state.down, state.run_lengths
         for c in range(self.n_columns):
             col = cols[c]
             if col is not seen[c]:

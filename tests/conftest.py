@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from functools import partial
 
 import spider_env as se
 from spider_env.core.cards import N_RANKS, card_str, parse_card
@@ -155,7 +156,11 @@ def mv(state: State, k: int, src: int, dst: int) -> int:
 
 def moves_of(state: State) -> set[tuple[int, int, int]]:
     """Legal moves as ``(k, src, dst)`` triples."""
-    return {(m.cards, m.src, m.dst) for m in se.legal_moves(state) if m.kind == "move"}
+    return {
+        (m.cards, m.src, m.dst)
+        for m in map(partial(se.decode, state.variant), se.legal_actions(state))
+        if m.kind == "move"
+    }
 
 
 def random_play(

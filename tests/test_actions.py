@@ -9,8 +9,8 @@ import pytest
 from conftest import random_play
 
 import spider_env as se
-from spider_env.core.actions import Move, check_action_id, decode, describe, encode
-from spider_env.core.rules import legal_actions, legal_moves
+from spider_env.core.actions import Action, check_action_id, decode, describe, encode
+from spider_env.core.rules import legal_actions
 from spider_env.core.variants import VARIANTS, Variant, classic, get_variant, parse_options
 
 CLASSIC = ("spider-1suit", "spider-2suit", "spider-4suit")
@@ -25,7 +25,7 @@ def test_classic_action_space(name: str) -> None:
     assert v.n_discard_actions == 0
     assert v.n_move_actions == 1300
     assert v.n_actions == 1301
-    assert decode(v, 1300) == Move("deal", pile=0)
+    assert decode(v, 1300) == Action("deal", pile=0)
     assert describe(v, 1300) == "deal"
     assert v.with_options(undo=True).n_actions == 1302
 
@@ -33,11 +33,11 @@ def test_classic_action_space(name: str) -> None:
 def test_move_formula() -> None:
     v = classic(4)
     # (src * R + k - 1) * C + dst
-    assert encode(v, Move("move", 2, 3, 7)) == (2 * 13 + 2) * 10 + 7 == 287
-    assert decode(v, 287) == Move("move", 2, 3, 7)
+    assert encode(v, Action("move", 2, 3, 7)) == (2 * 13 + 2) * 10 + 7 == 287
+    assert decode(v, 287) == Action("move", 2, 3, 7)
     assert describe(v, 287) == "move 3 cards 2 -> 7"
     assert describe(v, 0) == "move 1 card 0 -> 0"
-    assert decode(v, 1299) == Move("move", 9, 13, 9)
+    assert decode(v, 1299) == Action("move", 9, 13, 9)
     assert describe(v, 1299) == "move 13 cards 9 -> 9"
 
 
@@ -64,41 +64,41 @@ def test_encode_decode_bijection_on_every_id(v: Variant) -> None:
 def test_discard_and_undo_ids_come_last() -> None:
     v = classic(2).with_options(auto_discard=False, undo=True)
     assert v.n_actions == 1300 + 1 + 10 + 1
-    assert decode(v, 1301) == Move("discard", src=0)
+    assert decode(v, 1301) == Action("discard", src=0)
     assert describe(v, 1305) == "discard run 4"
-    assert decode(v, 1311) == Move("undo")
+    assert decode(v, 1311) == Action("undo")
     assert describe(v, 1311) == "undo"
-    assert encode(v, Move("undo")) == 1311
+    assert encode(v, Action("undo")) == 1311
 
 
 @pytest.mark.parametrize("name", CLASSIC)
-def test_legal_moves_are_decoded_legal_actions(name: str) -> None:
+def test_decoded_legal_actions_encode_back_and_move_suited_runs(name: str) -> None:
     rng = random.Random(7)
     v = get_variant(name)
     for before, _a, _after in random_play(se.new_game(name, 1), rng, 200):
         legal = legal_actions(before)
-        moves = legal_moves(before)
+        moves = [decode(v, a) for a in legal]
         assert [encode(v, m) for m in moves] == legal
         assert [decode(v, a) for a in legal] == moves
         for m in moves:
             if m.kind == "move":
-                assert 1 <= m.cards <= before.runs[m.src]
+                assert 1 <= m.cards <= before.run_lengths[m.src]
                 assert m.src != m.dst
 
 
 def test_encode_rejects_moves_without_an_id() -> None:
     v = classic(4)
-    for bad in (Move("move", 10, 1, 0), Move("move", 0, 14, 1), Move("move", 0, 0, 1)):
+    for bad in (Action("move", 10, 1, 0), Action("move", 0, 14, 1), Action("move", 0, 0, 1)):
         with pytest.raises(ValueError, match="no action id"):
             encode(v, bad)
     with pytest.raises(ValueError, match="no action id"):
-        encode(v, Move("deal", pile=1))
+        encode(v, Action("deal", pile=1))
     with pytest.raises(ValueError, match="no action id"):
-        encode(v, Move("discard", src=0))
+        encode(v, Action("discard", src=0))
     with pytest.raises(ValueError, match="undo is off"):
-        encode(v, Move("undo"))
+        encode(v, Action("undo"))
     with pytest.raises(ValueError, match="unknown move kind"):
-        encode(v, Move("jump"))
+        encode(v, Action("jump"))
 
 
 def test_check_action_id() -> None:

@@ -26,7 +26,6 @@ INFO_KEYS = {
     "score",
     "moves",
     "completed_runs",
-    "runs_completed",
     "deals_left",
     "is_success",
     "legal_action_count",
@@ -196,7 +195,7 @@ def test_mask_is_exact_and_never_empty_before_the_end(name):
             if not terminated:
                 assert mask.any()
             assert info["score"] == state.score and info["moves"] == state.moves
-            assert info["completed_runs"] == sum(state.completed) == info["runs_completed"]
+            assert info["completed_runs"] == sum(state.completed) == info["completed_runs"]
             assert info["deals_left"] == state.deals_left == int(obs["deals_left"])
             assert env.observation_space.contains(obs)
 

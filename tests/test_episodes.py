@@ -28,7 +28,7 @@ def test_record_holds_variant_deal_actions_rewards_outcome(episode: Episode) -> 
     assert episode.variant == "spider-1suit" and episode.deal == 2
     assert len(episode.actions) == len(episode.rewards) == episode.outcome["steps"]
     assert episode.outcome["reward"] == pytest.approx(sum(episode.rewards))
-    assert set(episode.outcome) >= {"won", "runs", "score", "moves", "truncated"}
+    assert set(episode.outcome) >= {"won", "completed_runs", "score", "moves", "truncated"}
 
 
 def test_save_load_round_trip(episode: Episode, tmp_path: Any) -> None:

@@ -85,7 +85,7 @@ def test_evaluate_plays_every_agent_on_the_same_deals(result: EvaluationResult) 
     for rec in result.records:
         assert rec.steps <= 300
         assert rec.truncated == (rec.steps == 300 and not rec.won)
-        assert 0 <= rec.runs <= 8
+        assert 0 <= rec.completed_runs <= 8
     s = result.summary("greedy")
     assert s.deals == 6 and s.wins == sum(r.won for r in result.records_of("greedy"))
     assert s.ci_low <= s.win_rate <= s.ci_high
@@ -97,9 +97,12 @@ def test_evaluate_plays_every_agent_on_the_same_deals(result: EvaluationResult) 
 
 def test_evaluate_is_reproducible_and_matches_a_manual_rollout(result: EvaluationResult) -> None:
     again = evaluate(["random", "greedy"], range(6), suits=1, max_steps=300)
-    strip = [(r.agent, r.deal, r.won, r.runs, r.score, r.moves, r.steps) for r in result.records]
+    strip = [
+        (r.agent, r.deal, r.won, r.completed_runs, r.score, r.moves, r.steps)
+        for r in result.records
+    ]
     assert strip == [
-        (r.agent, r.deal, r.won, r.runs, r.score, r.moves, r.steps) for r in again.records
+        (r.agent, r.deal, r.won, r.completed_runs, r.score, r.moves, r.steps) for r in again.records
     ]
     # The same agent object, passed in, gives the same results as its name.
     agent = GreedyAgent()
@@ -126,7 +129,9 @@ def test_table_and_files(result: EvaluationResult, tmp_path: Any) -> None:
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["variant"] == "spider-1suit"
     assert len(data["records"]) == 12
-    assert {"agent", "deal", "won", "runs", "score", "moves", "steps"} <= set(data["records"][0])
+    assert {"agent", "deal", "won", "completed_runs", "score", "moves", "steps"} <= set(
+        data["records"][0]
+    )
     assert data["summaries"][1]["agent"] == "greedy"
     result.write_csv(str(tmp_path / "r.csv"))
     with open(tmp_path / "r.csv", newline="") as fh:

@@ -190,13 +190,13 @@ def test_invariants_along_random_play(game: tuple[str, int, int, bool]) -> None:
     name, number, seed, undo = game
     for state, a in play(start(name, number, undo), seed, 120):
         state.validate()  # 104 cards accounted for, no face-up card under a face-down one ...
-        n_cards = sum(len(c) for c in state.cols) + state.stock_cards + 13 * state.runs_completed
+        n_cards = sum(len(c) for c in state.cols) + state.stock_cards + 13 * state.completed_runs
         assert n_cards == 104
         legal = legal_actions(state)
         assert legal == sorted(set(legal))
         assert all(isinstance(x, int) for x in legal)
         assert all(0 <= x < state.variant.n_actions for x in legal)
-        assert state.runs == tuple(run_length(c, d) for c, d in zip(state.cols, state.down))
+        assert state.run_lengths == tuple(run_length(c, d) for c, d in zip(state.cols, state.down))
         assert all(len(c) <= state.variant.max_column_length for c in state.cols)
         assert is_terminal(state) == (not legal)
         text = state.to_text()
@@ -226,7 +226,7 @@ def test_every_legal_action_applies_like_the_oracle(game: tuple[str, int, int, b
         for b in legal_actions(state):
             nxt = apply(state, b)
             nxt.validate()
-            assert nxt.runs == tuple(run_length(c, d) for c, d in zip(nxt.cols, nxt.down))
+            assert nxt.run_lengths == tuple(run_length(c, d) for c, d in zip(nxt.cols, nxt.down))
             if undo and b == undo_id:
                 assert nxt.key() == state.prev.key()  # type: ignore[union-attr]
                 assert nxt.undos == state.undos + 1 and nxt.moves == state.moves
@@ -304,7 +304,7 @@ def test_oracle_agrees_along_the_golden_games() -> None:
                 nxt = apply(state, b)
                 got = (nxt.cols, nxt.down, nxt.stock, nxt.completed, nxt.moves, nxt.deals)
                 assert got + (nxt.reveals,) == oracle_after(state, b)
-                removals += nxt.runs_completed - state.runs_completed
+                removals += nxt.completed_runs - state.completed_runs
     assert removals > 10
 
 
@@ -405,7 +405,7 @@ def test_oracle_agrees_on_arbitrary_positions(state: State) -> None:
         nxt.validate()
         got = (nxt.cols, nxt.down, nxt.stock, nxt.completed, nxt.moves, nxt.deals, nxt.reveals)
         assert got == oracle_after(state, b), (se.describe(state.variant, b), text)
-        assert nxt.runs == tuple(run_length(c, d) for c, d in zip(nxt.cols, nxt.down))
+        assert nxt.run_lengths == tuple(run_length(c, d) for c, d in zip(nxt.cols, nxt.down))
         assert State.from_text(nxt.to_text()) == nxt
     assert state.to_text() == text
 
@@ -435,7 +435,7 @@ def test_oracle_agrees_on_every_registered_variant(name: str, number: int, seed:
                 continue
             got = (nxt.cols, nxt.down, nxt.stock, nxt.completed, nxt.moves, nxt.deals)
             assert got + (nxt.reveals,) == oracle_after(state, b), (name, b, state.to_text())
-            assert nxt.runs == tuple(run_length(c, d) for c, d in zip(nxt.cols, nxt.down))
+            assert nxt.run_lengths == tuple(run_length(c, d) for c, d in zip(nxt.cols, nxt.down))
             used = any(nxt.cols[c] for c in range(v.dealt_columns, v.n_columns))
             assert nxt.free_used == (state.free_used or used)
         if not legal:

@@ -56,13 +56,13 @@ def test_single_card_moves_ignore_suit() -> None:
     assert DEAL not in legal_actions(s)  # stock is empty
     t = apply(s, mv(s, 1, 0, 2))
     assert up(t, 2) == "8C 7H"
-    assert t.runs[2] == 1  # 7H on 8C is a build, not a suited run
+    assert t.run_lengths[2] == 1  # 7H on 8C is a build, not a suited run
 
 
 def test_suited_run_moves_as_one_and_partial_runs() -> None:
     # Column 0 ends 9C 8H 7H 6H: its suited run is 8H 7H 6H (3 cards), 9C breaks the suit.
     s = position(kings("* 9C 8H 7H 6H", "9S", "8D", "7C", "TD"))
-    assert s.runs[0] == 3
+    assert s.run_lengths[0] == 3
     assert moves_of(s) == {
         (3, 0, 1),  # 8H 7H 6H onto 9S
         (2, 0, 2),  # 7H 6H onto 8D (partial run)
@@ -76,25 +76,25 @@ def test_suited_run_moves_as_one_and_partial_runs() -> None:
     t = apply(s, mv(s, 3, 0, 1))
     assert up(t, 1) == "9S 8H 7H 6H"
     assert up(t, 0) == "9C"
-    assert t.runs == tuple(run_length(c, d) for c, d in zip(t.cols, t.down))
-    assert t.runs[1] == 3 and t.runs[0] == 1
+    assert t.run_lengths == tuple(run_length(c, d) for c, d in zip(t.cols, t.down))
+    assert t.run_lengths[1] == 3 and t.run_lengths[0] == 1
     u = apply(s, mv(s, 2, 0, 2))
     assert up(u, 0) == "9C 8H" and up(u, 2) == "8D 7H 6H"
-    assert u.runs[0] == 1 and u.runs[2] == 2
+    assert u.run_lengths[0] == 1 and u.run_lengths[2] == 2
 
 
 def test_suited_run_joins_a_same_suit_target() -> None:
     s = position(kings("* 8H 7H", "|2C 9H", "|4D TS"))
     t = apply(s, mv(s, 2, 0, 1))
     assert up(t, 1) == "9H 8H 7H"
-    assert t.runs[1] == 3  # the cached run grows across the join
+    assert t.run_lengths[1] == 3  # the cached run grows across the join
     v = apply(t, mv(t, 3, 1, 2))  # and moves on as one
     assert up(v, 1) == "2C" and v.reveals == t.reveals + 1
 
 
 def test_mixed_suit_stack_cannot_move_as_one() -> None:
     s = position(kings("* 8C 7H 6S", "9D", "8H", "7D"))
-    assert s.runs[0] == 1
+    assert s.run_lengths[0] == 1
     legal = legal_actions(s)
     for k in (2, 3):
         for dst in range(10):
@@ -113,7 +113,7 @@ def test_mixed_suit_descending_sequence_of_13_is_not_removed() -> None:
     s = position(kings("* " + run("S", 13, 2), "|5C AH"))
     t = apply(s, mv(s, 1, 1, 0))
     assert t.completed == (0, 0, 0, 0)
-    assert t.runs[0] == 1
+    assert t.run_lengths[0] == 1
     assert len(t.cols[0]) == len(s.cols[0]) + 1
     assert up(t, 1) == "5C" and t.reveals == 1
 
@@ -149,9 +149,9 @@ def test_moves_onto_empty_column_any_card_any_k_up_to_the_run() -> None:
     assert (1, 3, 1) in got
     assert DEAL not in legal_actions(s)
     t = apply(s, mv(s, 3, 0, 1))
-    assert up(t, 1) == "8H 7H 6H" and t.down[1] == 0 and t.runs[1] == 3
+    assert up(t, 1) == "8H 7H 6H" and t.down[1] == 0 and t.run_lengths[1] == 3
     u = apply(s, mv(s, 2, 2, 1))
-    assert u.cols[2] == () and up(u, 1) == "5S 4S" and u.runs[2] == 0
+    assert u.cols[2] == () and up(u, 1) == "5S 4S" and u.run_lengths[2] == 0
     assert u.reveals == 0  # nothing face down was uncovered
 
 
@@ -177,7 +177,7 @@ def test_flip_after_move() -> None:
     assert s.down[1] == 2
     t = apply(s, mv(s, 1, 1, 2))
     assert up(t, 1) == "AH" and t.down[1] == 1
-    assert t.reveals == 1 and t.moves == 1 and t.runs[1] == 1
+    assert t.reveals == 1 and t.moves == 1 and t.run_lengths[1] == 1
     u = apply(t, mv(t, 1, 1, 3))
     assert up(u, 1) == "3D" and u.down[1] == 0
     assert u.reveals == 2 and u.moves == 2
@@ -221,8 +221,8 @@ def test_deal_continues_suited_runs_in_the_cache() -> None:
         kings("* 3S", "|4H 3H"), stock=["-", "-", "-", "-", "2S 2H 3D 4C 5S 6H 7D 8C 9S TH"]
     )
     t = apply(s, DEAL)
-    assert t.runs[0] == 2 and t.runs[1] == 2  # 3S 2S, 3H 2H
-    assert t.runs == tuple(run_length(c, d) for c, d in zip(t.cols, t.down))
+    assert t.run_lengths[0] == 2 and t.run_lengths[1] == 2  # 3S 2S, 3H 2H
+    assert t.run_lengths == tuple(run_length(c, d) for c, d in zip(t.cols, t.down))
 
 
 def test_deals_use_the_piles_in_order() -> None:
@@ -265,9 +265,9 @@ def test_run_completed_by_a_move() -> None:
     s = position(
         kings("* |5D " + run("S", 13, 7), "|2C " + run("S", 6, 1)),
     )
-    assert s.runs[0] == 7 and s.runs[1] == 6
+    assert s.run_lengths[0] == 7 and s.run_lengths[1] == 6
     t = apply(s, mv(s, 6, 1, 0))
-    assert t.completed == (1, 0, 0, 0) and t.runs_completed == 1
+    assert t.completed == (1, 0, 0, 0) and t.completed_runs == 1
     assert up(t, 0) == "5D"  # flip after removal
     assert up(t, 1) == "2C"  # flip after the move
     assert t.down[0] == s.down[0] - 1
@@ -282,7 +282,7 @@ def test_run_completed_by_a_partial_run_move() -> None:
     s = position(kings("* |5D " + run("H", 13, 3), "|9C 3H 2H AH"))
     t = apply(s, mv(s, 2, 1, 0))
     assert t.completed == (0, 1, 0, 0)
-    assert up(t, 1) == "3H" and t.runs[1] == 1
+    assert up(t, 1) == "3H" and t.run_lengths[1] == 1
     assert up(t, 0) == "5D"
 
 
@@ -290,7 +290,7 @@ def test_run_removal_leaves_an_empty_column() -> None:
     s = position(kings("* AD", run("D", 13, 2), "JH"), piles=1)
     assert s.down[1] == 0
     t = apply(s, mv(s, 1, 0, 1))
-    assert t.cols[1] == () and t.down[1] == 0 and t.runs[1] == 0
+    assert t.cols[1] == () and t.down[1] == 0 and t.run_lengths[1] == 0
     assert t.completed == (0, 0, 1, 0)
     assert t.reveals == 1  # the '*' column's top card turned up, nothing in column 1
     assert DEAL not in legal_actions(t)  # now a column is empty
@@ -325,7 +325,7 @@ def test_two_runs_completed_by_one_deal() -> None:
     assert up(t, 0) == "QD" and up(t, 7) == "8H"
     assert t.reveals == 2
     assert t.score == s.score - 1 + 200
-    assert t.runs == tuple(run_length(c, d) for c, d in zip(t.cols, t.down))
+    assert t.run_lengths == tuple(run_length(c, d) for c, d in zip(t.cols, t.down))
 
 
 def test_deal_completing_a_run_in_a_column_without_face_down_cards_empties_it() -> None:
@@ -344,7 +344,7 @@ def test_deal_completing_a_run_in_a_column_without_face_down_cards_empties_it() 
 def test_run_under_a_card_is_removed_once_uncovered() -> None:
     # Not reachable in classic play, but the rule says: whenever the last 13 cards form a run.
     s = position(kings("* " + run("S", 13) + " 5C", "6D"))
-    assert s.runs[0] == 1
+    assert s.run_lengths[0] == 1
     t = apply(s, mv(s, 1, 0, 1))
     assert t.completed == (1, 0, 0, 0)
     assert t.reveals == 1  # the '*' column's top card turned up after the removal
@@ -354,7 +354,7 @@ def test_removal_needs_one_suit_and_all_thirteen() -> None:
     # Q..A of spades on a King of hearts: 13 descending cards but not one suit -> stays.
     s = position(kings("* KH " + run("S", 12, 2), "|7C AS"))
     t = apply(s, mv(s, 1, 1, 0))
-    assert t.completed == (0, 0, 0, 0) and t.runs[0] == 12
+    assert t.completed == (0, 0, 0, 0) and t.run_lengths[0] == 12
 
 
 # --- end of game ---------------------------------------------------------------------------
@@ -368,7 +368,7 @@ def test_win_all_eight_runs() -> None:
     )
     assert not s.won and not is_terminal(s)
     t = apply(s, mv(s, 1, 1, 0))
-    assert t.completed == (2, 2, 2, 2) and t.runs_completed == 8
+    assert t.completed == (2, 2, 2, 2) and t.completed_runs == 8
     assert t.won
     assert legal_actions(t) == []
     assert is_terminal(t)
@@ -391,7 +391,7 @@ def test_stuck_end_is_terminal_but_not_won() -> None:
     s = position(exposed)
     assert legal_actions(s) == []
     assert is_terminal(s) and not s.won
-    assert se.legal_moves(s) == []
+    assert se.legal_actions(s) == []
     # The same table with a pile left: dealing is the only thing to do.
     s2 = position(exposed, piles=1)
     assert legal_actions(s2) == [DEAL]
@@ -432,7 +432,7 @@ def test_score_and_counters_along_a_game() -> None:
         assert nxt.reveals - state.reveals == flipped
         state = nxt
         assert (state.moves, state.deals) == (n_moves, n_deals)
-        assert state.score == 500 - n_moves - n_deals + 100 * state.runs_completed
+        assert state.score == 500 - n_moves - n_deals + 100 * state.completed_runs
 
 
 def test_score_formula_with_runs() -> None:
@@ -461,7 +461,7 @@ def test_numpy_int_actions_are_accepted() -> None:
     s = se.new_game("spider-4suit", 0)
     a = legal_actions(s)[0]
     assert apply(s, np.int64(a)) == apply(s, a)
-    assert apply(s, se.decode(s.variant, a)) == apply(s, a)  # a Move works too
+    assert apply(s, se.decode(s.variant, a)) == apply(s, a)  # an Action works too
 
 
 def test_illegal_error_is_a_value_error_naming_action_and_reason() -> None:
@@ -509,4 +509,4 @@ def test_undo_variant() -> None:
     assert undo in legal_actions(t2)
     assert apply(apply(t2, undo), undo).key() == s.key()
     with pytest.raises(ValueError, match="no undo action"):
-        se.encode(se.classic(4), se.Move("undo"))
+        se.encode(se.classic(4), se.Action("undo"))

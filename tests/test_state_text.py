@@ -22,8 +22,8 @@ def roundtrip(s: State) -> State:
     assert t == s
     assert t.to_text() == text
     assert t.key() == s.key() and hash(t) == hash(s)
-    assert t.runs == s.runs
-    assert t.runs == tuple(run_length(c, d) for c, d in zip(t.cols, t.down))
+    assert t.run_lengths == s.run_lengths
+    assert t.run_lengths == tuple(run_length(c, d) for c, d in zip(t.cols, t.down))
     assert legal_actions(t) == legal_actions(s)
     assert (t.moves, t.deals, t.undos, t.reveals, t.free_used) == (
         s.moves,

@@ -198,7 +198,9 @@ def test_random_play_keeps_every_card_and_the_bound(name: str) -> None:
         s = se.new_game(v, number)
         for before, a, after in random_play(s, rng, max_steps=250):
             after.validate()
-            assert after.runs == tuple(run_length(c, d) for c, d in zip(after.cols, after.down))
+            assert after.run_lengths == tuple(
+                run_length(c, d) for c, d in zip(after.cols, after.down)
+            )
             assert max(len(c) for c in after.cols) <= v.max_column_length
             assert a in legal_actions(before)
             if v.n_deal_actions == 0:
@@ -217,7 +219,7 @@ def test_relaxed_deal_onto_an_empty_column() -> None:
     with pytest.raises(IllegalMoveError, match="column is empty"):
         apply(strict, 1300)
     t = apply(relaxed, 1300)
-    assert len(t.cols[1]) == 1 and t.down[1] == 0 and t.runs[1] == 1
+    assert len(t.cols[1]) == 1 and t.down[1] == 0 and t.run_lengths[1] == 1
     assert t.stock_cards == 0 and t.deals == 5
 
 
@@ -230,19 +232,19 @@ CULB_DISCARD0 = 10 * 13 * 10 + 1  # C*R*C + D: discard column 0
 def test_culbertson_complete_run_stays_and_discard_is_an_action() -> None:
     v = get_variant(CULB)
     assert se.describe(v, CULB_DISCARD0 + 3) == "discard run 3"
-    assert se.decode(v, CULB_DISCARD0 + 3) == se.Move("discard", src=3)
-    assert se.encode(v, se.Move("discard", src=3)) == CULB_DISCARD0 + 3
+    assert se.decode(v, CULB_DISCARD0 + 3) == se.Action("discard", src=3)
+    assert se.encode(v, se.Action("discard", src=3)) == CULB_DISCARD0 + 3
     s = position(
         ["* " + run("S", 13, 2), "AS", "KH", "KH", "KD", "KD", "KC", "KC", "-", "-"], variant=CULB
     )
     t = apply(s, mv(s, 1, 1, 0))  # the Ace completes K..A of spades in column 0
-    assert t.runs[0] == 13 and t.completed == (0, 0, 0, 0)  # not removed
+    assert t.run_lengths[0] == 13 and t.completed == (0, 0, 0, 0)  # not removed
     assert CULB_DISCARD0 in legal_actions(t)
     assert [a for a in legal_actions(t) if a > 1300] == [CULB_DISCARD0]
     # The run may be split (any part moved) or moved whole.
     assert {(k, 0, 8) for k in range(1, 14)} <= moves_of(t)
     whole = apply(t, mv(t, 13, 0, 8))
-    assert whole.runs[8] == 13 and CULB_DISCARD0 + 8 in legal_actions(whole)
+    assert whole.run_lengths[8] == 13 and CULB_DISCARD0 + 8 in legal_actions(whole)
     split = apply(t, mv(t, 5, 0, 9))
     assert up(split, 0) == run("S", 13, 6) and up(split, 9) == run("S", 5)
     assert not any(a > 1300 for a in legal_actions(split))
@@ -261,9 +263,9 @@ def test_culbertson_deal_covers_a_run_that_can_be_discarded_later() -> None:
         variant=CULB,
         piles=1,
     )
-    assert s.runs[0] == 13
+    assert s.run_lengths[0] == 13
     t = apply(s, 1300)  # deal on top of the complete run
-    assert t.runs[0] == 1 and CULB_DISCARD0 not in legal_actions(t)
+    assert t.run_lengths[0] == 1 and CULB_DISCARD0 not in legal_actions(t)
 
 
 def test_culbertson_win_needs_the_discards() -> None:
@@ -318,7 +320,7 @@ def test_simple_simon_all_face_up_no_deal() -> None:
     assert v.n_deal_actions == 0 and v.n_actions == 1300
     assert all(se.decode(v, a).kind == "move" for a in legal_actions(s))
     with pytest.raises(ValueError, match="no action id"):
-        se.encode(v, se.Move("deal"))
+        se.encode(v, se.Action("deal"))
 
 
 def test_simple_simon_moves_are_spider_moves() -> None:
@@ -364,7 +366,7 @@ def test_scorpion_group_moves_same_suit_only() -> None:
     assert not any(dst == 6 and k < 4 and src == 0 for k, src, dst in m)  # not a 6H/2C/9D
     t = apply(s, mv(s, 3, 0, 1))
     assert up(t, 1) == "7H 6H 2C 9D"
-    assert t.runs[1] == 1 and t.reveals == 1  # the card under 6H turned up
+    assert t.run_lengths[1] == 1 and t.reveals == 1  # the card under 6H turned up
     assert t.down[0] == len(t.cols[0]) - 1
 
 
@@ -398,7 +400,7 @@ def test_scorpion_reserve_deal_onto_first_three_columns_even_with_an_empty_one()
 def test_scorpion_group_move_uncovers_a_complete_run() -> None:
     # Column 1 holds K..A of clubs under a 5H; moving the 5H away removes the run.
     s = position(["* 6H", run("C", 13) + " 5H", "KS", "KD", "-", "JD", "8S"], variant=SC, piles=1)
-    assert s.runs[1] == 1
+    assert s.run_lengths[1] == 1
     t = apply(s, mv(s, 1, 1, 0))
     assert t.completed == (0, 0, 0, 1) and t.cols[1] == ()
     # Moving a group that starts inside the run also leaves the rest in place.

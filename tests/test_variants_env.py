@@ -78,7 +78,7 @@ def test_tournament_pile_tops_score_and_reward() -> None:
         obs, r, term, _trunc, info = env.step(int(rng.choice(legal)))
         total += r
     assert total == info["score"] == env.state.score  # summed reward = final score (start 0)
-    assert info["score"] == 25 * env.state.reveals + 100 * env.state.runs_completed
+    assert info["score"] == 25 * env.state.reveals + 100 * env.state.completed_runs
 
 
 def test_tournament_win_reward_includes_the_clean_win_bonus() -> None:

@@ -228,7 +228,7 @@ def _outcome_line(outcome: dict[str, Any], agent: str, variant: str, deal: Any) 
     result = "won" if outcome.get("won") else "lost"
     extra = " (step limit)" if outcome.get("truncated") else ""
     return (
-        f"{agent} on {variant} deal {deal}: {result}{extra}, {outcome.get('runs')} runs, "
+        f"{agent} on {variant} deal {deal}: {result}{extra}, {outcome.get('completed_runs')} runs, "
         f"score {outcome.get('score')}, {outcome.get('moves')} moves, "
         f"{outcome.get('steps')} steps"
     )

@@ -8,8 +8,8 @@ Format (``spider-env episode`` version 1), one JSON object per line:
    ``"deal": null`` and ``"deal_text": "..."`` instead);
 2. one line per step: ``{"step": 0, "action": 1203, "move": "move 1 card 9 -> 2",
    "reward": -1.0}``;
-3. last line: ``{"outcome": {"won": false, "runs": 3, "score": 612, "moves": 388, "steps": 392,
-   "reward": 112.0, "terminated": true, "truncated": false}}``.
+3. last line: ``{"outcome": {"won": false, "completed_runs": 3, "score": 612, "moves": 388,
+   "steps": 392, "reward": 112.0, "terminated": true, "truncated": false}}``.
 
 :func:`replay_frames` re-plays an episode through the env (``SpiderEnv`` with
 ``render_mode="ansi"``) and yields one rendered frame per position, checking on the way that
@@ -257,7 +257,7 @@ def record_episode(
         rewards=rewards,
         outcome={
             "won": rec.won,
-            "runs": rec.runs,
+            "completed_runs": rec.completed_runs,
             "score": rec.score,
             "moves": rec.moves,
             "steps": rec.steps,

@@ -34,7 +34,7 @@ RECORD_FIELDS = (
     "agent",
     "deal",
     "won",
-    "runs",
+    "completed_runs",
     "score",
     "moves",
     "steps",
@@ -51,7 +51,7 @@ class DealRecord:
     agent: str
     deal: int
     won: bool
-    runs: int  # completed runs
+    completed_runs: int
     score: int  # the variant's score at the end
     moves: int  # moves made (the game's move counter; deals not included)
     steps: int  # env steps (every action: moves, deals, ...)
@@ -366,7 +366,7 @@ def play_episode(
         agent=name,
         deal=deal,
         won=bool(info["is_success"]),
-        runs=int(info["completed_runs"]),
+        completed_runs=int(info["completed_runs"]),
         score=int(info["score"]),
         moves=int(info["moves"]),
         steps=len(actions),
@@ -559,7 +559,7 @@ def summarise(name: str, recs: Sequence[DealRecord]) -> AgentSummary:
         win_rate=wins / n if n else 0.0,
         ci_low=lo,
         ci_high=hi,
-        mean_runs=mean(r.runs for r in recs),
+        mean_runs=mean(r.completed_runs for r in recs),
         mean_score=mean(r.score for r in recs),
         mean_moves=mean(r.moves for r in recs),
         mean_steps=mean(r.steps for r in recs),

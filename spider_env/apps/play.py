@@ -21,7 +21,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from spider_env.apps.episodes import Episode
-from spider_env.core.actions import DEAL, DISCARD, MOVE, UNDO, Move, describe, encode
+from spider_env.core.actions import DEAL, DISCARD, MOVE, UNDO, Action, describe, encode
 from spider_env.core.rules import explain_illegal
 from spider_env.core.variants import VARIANTS, Variant
 
@@ -102,7 +102,7 @@ class TerminalGame:
         if cmd in ("u", "undo"):
             if len(words) > 1:
                 raise ValueError("'u' takes no arguments")
-            a = encode(v, Move(UNDO))
+            a = encode(v, Action(UNDO))
             if not mask[a]:
                 raise ValueError(f"cannot undo: {explain_illegal(self.env.state, a)}")
             return a
@@ -119,12 +119,14 @@ class TerminalGame:
                     raise ValueError(f"stock piles are 0..{v.n_deal_actions - 1}")
                 pile = int(words[1])
             elif v.choose_pile:
-                legal = [j for j in range(v.n_deal_actions) if mask[encode(v, Move(DEAL, pile=j))]]
+                legal = [
+                    j for j in range(v.n_deal_actions) if mask[encode(v, Action(DEAL, pile=j))]
+                ]
                 if not legal:
-                    a = encode(v, Move(DEAL, pile=0))
+                    a = encode(v, Action(DEAL, pile=0))
                     raise ValueError(f"cannot deal: {explain_illegal(self.env.state, a)}")
                 pile = legal[0]
-            a = encode(v, Move(DEAL, pile=pile))
+            a = encode(v, Action(DEAL, pile=pile))
             if not mask[a]:
                 raise ValueError(f"cannot deal: {explain_illegal(self.env.state, a)}")
             return a
@@ -133,7 +135,7 @@ class TerminalGame:
                 raise ValueError("complete runs are removed at once in this game")
             if len(words) != 2:
                 raise ValueError("type 'x C' with the column C of the complete run")
-            a = encode(v, Move(DISCARD, src=self.column(words[1])))
+            a = encode(v, Action(DISCARD, src=self.column(words[1])))
             if not mask[a]:
                 raise ValueError(f"cannot discard: {explain_illegal(self.env.state, a)}")
             return a
@@ -148,20 +150,24 @@ class TerminalGame:
             k = int(words[2])
             if k > v.max_run:
                 raise ValueError(f"at most {v.max_run} cards move at once in {v.name}")
-            a = encode(v, Move(MOVE, src, k, dst))
+            a = encode(v, Action(MOVE, src, k, dst))
             if not mask[a]:
                 raise ValueError(f"cannot {describe(v, a)}: {explain_illegal(self.env.state, a)}")
             return a
         # No count: the legal move from src to dst with the most cards.
         for k in range(v.max_run, 0, -1):
-            a = encode(v, Move(MOVE, src, k, dst))
+            a = encode(v, Action(MOVE, src, k, dst))
             if mask[a]:
                 return a
         state = self.env.state
         if not state.cols[src]:
             raise ValueError(f"column {src} is empty")
-        runs = state.runs[src] if v.move == "suited-run" else len(state.cols[src]) - state.down[src]
-        a = encode(v, Move(MOVE, src, max(1, min(runs, v.max_run)), dst))
+        runs = (
+            state.run_lengths[src]
+            if v.move == "suited-run"
+            else len(state.cols[src]) - state.down[src]
+        )
+        a = encode(v, Action(MOVE, src, max(1, min(runs, v.max_run)), dst))
         raise ValueError(f"no move from column {src} to {dst}: {explain_illegal(state, a)}")
 
     # --- actions ----------------------------------------------------------------------------
@@ -237,7 +243,7 @@ class TerminalGame:
             rewards=list(self.rewards),
             outcome={
                 "won": st.won,
-                "runs": sum(st.completed),
+                "completed_runs": sum(st.completed),
                 "score": st.score,
                 "moves": st.moves,
                 "steps": len(self.actions),

@@ -23,7 +23,7 @@ from spider_env.core.variants import Variant
 MOVE, DEAL, DISCARD, UNDO = "move", "deal", "discard", "undo"
 
 
-class Move(NamedTuple):
+class Action(NamedTuple):
     """A decoded action. ``kind`` is ``"move"``, ``"deal"``, ``"discard"`` or ``"undo"``.
 
     ``src``/``cards``/``dst`` describe a move; ``pile`` the deal; ``src`` the discard column.
@@ -51,26 +51,26 @@ def check_action_id(variant: Variant, action: object) -> int:
     return a
 
 
-def decode(variant: Variant, action: int) -> Move:
-    """The :class:`Move` behind an action id (checked to be in range)."""
+def decode(variant: Variant, action: int) -> Action:
+    """The :class:`Action` behind an action id (checked to be in range)."""
     a = check_action_id(variant, action)
     C, R = variant.n_columns, variant.max_run
     n_move = C * R * C
     if a < n_move:
         dst = a % C
         t = a // C
-        return Move(MOVE, t // R, t % R + 1, dst)
+        return Action(MOVE, t // R, t % R + 1, dst)
     a -= n_move
     if a < variant.n_deal_actions:
-        return Move(DEAL, pile=a)
+        return Action(DEAL, pile=a)
     a -= variant.n_deal_actions
     if a < variant.n_discard_actions:
-        return Move(DISCARD, src=a)
-    return Move(UNDO)
+        return Action(DISCARD, src=a)
+    return Action(UNDO)
 
 
-def encode(variant: Variant, move: Move) -> int:
-    """The action id of a :class:`Move`; ``ValueError`` if it has no id in this variant."""
+def encode(variant: Variant, move: Action) -> int:
+    """The action id of a :class:`Action`; ``ValueError`` if it has no id in this variant."""
     C, R = variant.n_columns, variant.max_run
     n_move = C * R * C
     kind = move.kind
@@ -94,9 +94,9 @@ def encode(variant: Variant, move: Move) -> int:
     raise ValueError(f"unknown move kind {kind!r}")
 
 
-def describe(variant: Variant, action: int | Move) -> str:
+def describe(variant: Variant, action: int | Action) -> str:
     """An action in words: ``"move 3 cards 2 -> 7"``, ``"deal"``, ``"deal pile 3"``..."""
-    m = action if isinstance(action, Move) else decode(variant, action)
+    m = action if isinstance(action, Action) else decode(variant, action)
     if m.kind == MOVE:
         return f"move {m.cards} card{'s' if m.cards != 1 else ''} {m.src} -> {m.dst}"
     if m.kind == DEAL:

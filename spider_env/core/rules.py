@@ -25,7 +25,7 @@ from spider_env.core.actions import (
     DEAL,
     DISCARD,
     MOVE,
-    Move,
+    Action,
     check_action_id,
     decode,
     describe,
@@ -41,18 +41,21 @@ class IllegalMoveError(ValueError):
     """An action that is not legal in the state it was applied to."""
 
 
+def movable_cards(state: State, column: int) -> int:
+    """How many exposed cards of ``column`` may move together (at most; 0 if it is empty):
+    its suited descending run, or every face-up card where the variant moves any face-up group.
+    """
+    if state.variant.move == "suited-run":
+        return state.run_lengths[column]
+    return len(state.cols[column]) - state.down[column]
+
+
 def legal_actions(state: State) -> list[int]:
     """Sorted legal action ids of ``state`` (empty when the game is over).
 
     Computed once per state and cached on it; the caller gets its own copy of the list.
     """
     return list(state.cached_legal(_compute_legal))
-
-
-def legal_moves(state: State) -> list[Move]:
-    """:func:`legal_actions` decoded into :class:`Move` tuples."""
-    v = state.variant
-    return [decode(v, a) for a in legal_actions(state)]
 
 
 def is_terminal(state: State) -> bool:
@@ -67,12 +70,11 @@ def _compute_legal(s: State) -> list[int]:
     C = v.n_columns
     R = v.max_run
     cols = s.cols
-    runs = s.runs
+    runs = s.run_lengths
     out: list[int] = []
     empties = [d for d in range(C) if not cols[d]]
     any_suit = v.build == "any-suit"
     kings_only = v.empty_accepts == "king"
-    suited_run = v.move == "suited-run"
     # Index the non-empty columns by the key a moved card must have to go on them:
     # its rank (any-suit building) or its exact card id (same-suit building).
     targets: dict[int, list[int]] = {}
@@ -91,7 +93,7 @@ def _compute_legal(s: State) -> list[int]:
         col = cols[src]
         if not col:
             continue
-        kmax = runs[src] if suited_run else len(col) - s.down[src]
+        kmax = movable_cards(s, src)
         base = src * R - 1
         for k in range(1, kmax + 1):
             moved = col[-k]
@@ -139,14 +141,14 @@ def _compute_legal(s: State) -> list[int]:
     return out
 
 
-def apply(state: State, action: int | Move) -> State:
-    """The state after a legal ``action`` (an id or a :class:`Move`); ``state`` is unchanged.
+def apply(state: State, action: int | Action) -> State:
+    """The state after a legal ``action`` (an id or a :class:`Action`); ``state`` is unchanged.
 
     Raises :class:`IllegalMoveError` (a ``ValueError``) naming the action and why it is
     illegal, ``TypeError``/``ValueError`` for something that is not an action id.
     """
     v = state.variant
-    a = encode(v, action) if isinstance(action, Move) else check_action_id(v, action)
+    a = encode(v, action) if isinstance(action, Action) else check_action_id(v, action)
     if a not in state.cached_legal(_compute_legal):
         raise IllegalMoveError(
             f"illegal action {a} ({describe(v, a)}): {explain_illegal(state, a)}"
@@ -167,7 +169,7 @@ def apply_legal(s: State, a: int) -> State:
     n_move = C * R * C
     cols = list(s.cols)
     down = list(s.down)
-    runs = list(s.runs)
+    runs = list(s.run_lengths)
     stock = s.stock
     completed = s.completed
     moves, deals, reveals, free_used = s.moves, s.deals, s.reveals, s.free_used
@@ -245,11 +247,11 @@ def apply_legal(s: State, a: int) -> State:
         assert p is not None
         return State(
             v, p.cols, p.down, p.stock, p.completed, moves, deals, s.undos + 1, reveals,
-            free_used, p.prev, runs=p.runs, trusted=True,
+            free_used, p.prev, run_lengths=p.run_lengths, trusted=True,
         )  # fmt: skip
     return State(
         v, tuple(cols), tuple(down), stock, completed, moves, deals, s.undos, reveals, free_used,
-        s if v.undo and not revealed else None, runs=tuple(runs), trusted=True,
+        s if v.undo and not revealed else None, run_lengths=tuple(runs), trusted=True,
     )  # fmt: skip
 
 
@@ -283,13 +285,13 @@ def _discard(
     return (comp[0], comp[1], comp[2], comp[3]), rev
 
 
-def explain_illegal(state: State, action: int | Move) -> str:
+def explain_illegal(state: State, action: int | Action) -> str:
     """Why ``action`` is not legal in ``state``, in words (for error messages only).
 
     Legality itself is decided by :func:`legal_actions` alone; this only describes a refusal.
     """
     v = state.variant
-    m = action if isinstance(action, Move) else decode(v, action)
+    m = action if isinstance(action, Action) else decode(v, action)
     if state.won:
         return "the game is won"
     if m.kind == MOVE:
@@ -298,7 +300,7 @@ def explain_illegal(state: State, action: int | Move) -> str:
             return "source and target are the same column"
         if not col:
             return f"column {m.src} is empty"
-        movable = state.runs[m.src] if v.move == "suited-run" else len(col) - state.down[m.src]
+        movable = movable_cards(state, m.src)
         if m.cards > movable:
             what = "suited descending run" if v.move == "suited-run" else "face-up cards"
             return f"column {m.src} has only {movable} movable card(s) (its {what})"
@@ -330,11 +332,11 @@ __all__ = [
     "DEAL",
     "DISCARD",
     "MOVE",
+    "Action",
     "IllegalMoveError",
-    "Move",
     "apply",
     "explain_illegal",
     "is_terminal",
     "legal_actions",
-    "legal_moves",
+    "movable_cards",
 ]

@@ -8,7 +8,7 @@ Layout of a state (maps directly onto arrays for a batched core):
 
 * ``cols[c]``: tuple of card ids of column ``c``, deepest card first, exposed card last;
 * ``down[c]``: how many of the deepest cards of column ``c`` are face down;
-* ``runs[c]``: length of the suited descending run at the end of column ``c`` (cached);
+* ``run_lengths[c]``: length of the suited descending run at the end of column ``c`` (cached);
 * ``stock[j]``: tuple of the cards of stock pile ``j`` (card ``i`` goes onto column ``i``);
   a dealt pile is an empty tuple;
 * ``completed[s]``: completed runs of suit ``s`` (spades, hearts, diamonds, clubs);
@@ -60,7 +60,7 @@ class State:
         "moves",
         "prev",
         "reveals",
-        "runs",
+        "run_lengths",
         "stock",
         "undos",
         "variant",
@@ -69,7 +69,7 @@ class State:
     variant: Variant
     cols: tuple[tuple[int, ...], ...]
     down: tuple[int, ...]
-    runs: tuple[int, ...]
+    run_lengths: tuple[int, ...]
     stock: tuple[tuple[int, ...], ...]
     completed: tuple[int, int, int, int]
     moves: int
@@ -94,15 +94,15 @@ class State:
         free_used: bool = False,
         prev: State | None = None,
         *,
-        runs: tuple[int, ...] | None = None,
+        run_lengths: tuple[int, ...] | None = None,
         trusted: bool = False,
     ) -> None:
         """Build a state; the one definition of one (use :meth:`from_deal` for a new game).
 
         Anything that is not a valid position raises ``ValueError`` naming the problem (see
         :meth:`validate`). ``trusted=True`` is for the rules engine only, which builds each next
-        state from a valid one: the arguments are then taken as they are (tuples, ``runs``
-        precomputed) and not validated.
+        state from a valid one: the arguments are then taken as they are (tuples,
+        ``run_lengths`` precomputed) and not validated.
         """
         if not trusted:
             cols = tuple(tuple(c) for c in cols)
@@ -112,7 +112,9 @@ class State:
         self.variant = variant
         self.cols = cols
         self.down = down
-        self.runs = runs if runs is not None else tuple(map(run_length, cols, down))
+        self.run_lengths = (
+            run_lengths if run_lengths is not None else tuple(map(run_length, cols, down))
+        )
         self.stock = stock
         self.completed = completed
         self.moves, self.deals, self.undos, self.reveals = moves, deals, undos, reveals
@@ -163,7 +165,7 @@ class State:
 
     # --- derived -----------------------------------------------------------------------
     @property
-    def runs_completed(self) -> int:
+    def completed_runs(self) -> int:
         return sum(self.completed)
 
     @property
@@ -410,7 +412,7 @@ def _problems(st: State) -> list[str]:
     if empty_piles != st.deals:
         errs.append(f"{st.deals} deals made but {empty_piles} stock piles are empty")
     if v.auto_discard:
-        for c, r in enumerate(st.runs):
+        for c, r in enumerate(st.run_lengths):
             if r >= N_RANKS:
                 errs.append(f"column {c} ends in a complete run that should have been removed")
     if sum(st.completed) > v.runs_to_win:

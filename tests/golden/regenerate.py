@@ -60,9 +60,9 @@ def policy_greedy(state: State, legal: list[int], rng: random.Random, seen: set[
     deal_ids = set(range(state.variant.n_move_actions, state.variant.n_actions))
     for a in legal:
         t = apply(state, a)
-        val = 1000 * (t.runs_completed - state.runs_completed)
+        val = 1000 * (t.completed_runs - state.completed_runs)
         val += 50 * (t.reveals - state.reveals)
-        val += 5 * (sum(t.runs) - sum(state.runs))
+        val += 5 * (sum(t.run_lengths) - sum(state.run_lengths))
         val += 3 * (sum(1 for c in t.cols if not c) - sum(1 for c in state.cols if not c))
         if t.key() in seen:
             val -= 10_000
