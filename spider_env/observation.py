@@ -42,15 +42,11 @@ from spider_env.core.cards import N_RANKS
 from spider_env.core.state import State
 from spider_env.core.variants import Variant
 
-EMPTY = 0
-FACE_DOWN = 1
-CARD_OFFSET = 2
+# The codes of the "tableau" array (and of "pile_tops"): the one definition, agents decode with it.
+NO_CARD = 0  # past the end of a column (or a dealt pile)
+FACE_DOWN = 1  # a face-down card
+CARD_OFFSET = 2  # a face-up card is CARD_OFFSET + card_id
 DEFAULT_FEATURE_SLOTS = 6
-
-
-def card_code(card: int) -> int:
-    """The ``tableau`` value of a face-up card: ``2 + card_id``."""
-    return CARD_OFFSET + card
 
 
 # bytes.translate table: card id -> 2 + card id (ids are 0..51, so a byte each)
@@ -221,9 +217,8 @@ class FeatureEncoder:
 __all__ = [
     "CARD_OFFSET",
     "DEFAULT_FEATURE_SLOTS",
-    "EMPTY",
+    "NO_CARD",
     "FACE_DOWN",
     "FeatureEncoder",
     "TableEncoder",
-    "card_code",
 ]
