@@ -217,8 +217,8 @@ class FeatureEncoder:
 __all__ = [
     "CARD_OFFSET",
     "DEFAULT_FEATURE_SLOTS",
-    "NO_CARD",
     "FACE_DOWN",
+    "NO_CARD",
     "FeatureEncoder",
     "TableEncoder",
 ]
