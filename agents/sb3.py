@@ -204,11 +204,11 @@ class SB3Agent(BaseAgent):
 
 
 def _start_obs(v: Variant) -> dict[str, Any]:
-    from spider_env.core.deals import deal
+    from spider_env.core.deals import generate_deal
     from spider_env.core.state import State
     from spider_env.observation import TableEncoder
 
-    return TableEncoder(v).reset(State.from_deal(deal(v, 0)))
+    return TableEncoder(v).reset(State.from_deal(generate_deal(v, 0)))
 
 
 def _infer_obs_mode(space: Any, variant: Variant) -> tuple[str, int]:

@@ -17,7 +17,7 @@ loaded on first use, so ``import spider_env`` does not import the agents.
 from typing import Any
 
 from spider_env.core.actions import Action, decode, describe, encode
-from spider_env.core.deals import Deal, deal, deal_from_text, deal_to_text
+from spider_env.core.deals import Deal, deal_from_text, deal_to_text, generate_deal
 from spider_env.core.rules import (
     IllegalMoveError,
     apply,
@@ -44,7 +44,7 @@ def __getattr__(name: str) -> Any:
 
 def new_game(variant: Variant | str = "spider-4suit", deal_number: int = 0) -> State:
     """The starting state of deal ``deal_number`` of ``variant``."""
-    return State.from_deal(deal(variant, deal_number))
+    return State.from_deal(generate_deal(variant, deal_number))
 
 
 __version__ = "0.1.0"
@@ -60,7 +60,6 @@ __all__ = [
     "apply",
     "apply_legal",
     "classic",
-    "deal",
     "deal_from_text",
     "deal_to_text",
     "decode",

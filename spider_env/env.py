@@ -15,8 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from spider_env.core.actions import Action, check_action_id, decode, describe, encode
-from spider_env.core.deals import deal as make_deal
-from spider_env.core.deals import deal_from_text
+from spider_env.core.deals import deal_from_text, generate_deal
 from spider_env.core.rules import (
     IllegalMoveError,
     apply_legal,  # legality is checked against the mask first
@@ -41,7 +40,7 @@ ResetOption = Callable[[Variant, Any], tuple[State, str, int]]
 def _option_deal(variant: Variant, number: Any) -> tuple[State, str, int]:
     if isinstance(number, bool) or not isinstance(number, (int, np.integer)):
         raise TypeError(f"options['deal'] must be an int deal number, got {number!r}")
-    d = make_deal(variant, int(number))
+    d = generate_deal(variant, int(number))
     return State.from_deal(d), d.name, int(number)
 
 
@@ -537,7 +536,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             state, name, number = RESET_OPTIONS[key](self.variant, value)
             return _check_state(self.variant, state, key), name, number
         number = int(self.np_random.integers(0, DEAL_NUMBER_RANGE))
-        d = make_deal(self.variant, number)
+        d = generate_deal(self.variant, number)
         return State.from_deal(d), d.name, number
 
     def _observe(self, state: State) -> Any:

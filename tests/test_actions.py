@@ -224,7 +224,7 @@ def test_variant_derived_sizes_for_a_small_game() -> None:
     assert v.n_columns == 7 and v.n_cards == 52 and v.dealt_columns == 7
     assert v.n_actions == 7 * 13 * 7 + 1
     assert v.max_column_length == min(6 + 13 * (1 + 4), 52)
-    d = se.deal(v, 0)
+    d = se.generate_deal(v, 0)
     s = se.State.from_deal(d)
     assert [len(c) for c in s.cols] == [1, 2, 3, 4, 5, 6, 7]
     assert legal_actions(s) == sorted(set(legal_actions(s)))

@@ -13,10 +13,10 @@ from spider_env.core.cards import card_str, rank_of, suit_of
 from spider_env.core.deals import (
     Deal,
     SplitMix64,
-    deal,
     deal_from_text,
     deal_to_text,
     deck,
+    generate_deal,
     layout_deal,
     shuffled_deck,
 )
@@ -152,7 +152,7 @@ def test_unshuffled_deck_order() -> None:
 def test_layout_row_by_row_then_piles(name: str) -> None:
     v = se.get_variant(name)
     cards = shuffled_deck(v, 17)
-    d = deal(v, 17)
+    d = generate_deal(v, 17)
     # row r of the tableau: one card to every column that gets more than r cards
     it = iter(cards)
     expect_cols: list[list[int]] = [[] for _ in range(10)]
@@ -171,7 +171,7 @@ def test_layout_row_by_row_then_piles(name: str) -> None:
 @pytest.mark.parametrize("number", [0, 1, 2, 3, 2**64 - 1])
 def test_deals_are_whole_decks_with_the_classic_layout(name: str, number: int) -> None:
     v = se.get_variant(name)
-    d = deal(name, number)
+    d = generate_deal(name, number)
     assert d.number == number and d.variant == v
     assert [len(c) for c in d.columns] == [6, 6, 6, 6, 5, 5, 5, 5, 5, 5]
     assert [len(p) for p in d.stock] == [10] * 5
@@ -187,23 +187,23 @@ def test_deals_are_whole_decks_with_the_classic_layout(name: str, number: int) -
 def test_same_number_same_positions_across_suit_counts() -> None:
     for n in (0, 8, 31337):
         ranks = {
-            name: [rank_of(c) for col in deal(name, n).columns for c in col]
-            + [rank_of(c) for p in deal(name, n).stock for c in p]
+            name: [rank_of(c) for col in generate_deal(name, n).columns for c in col]
+            + [rank_of(c) for p in generate_deal(name, n).stock for c in p]
             for name in VARIANTS
         }
         assert ranks["spider-1suit"] == ranks["spider-2suit"] == ranks["spider-4suit"]
 
 
 def test_deals_differ_and_repeat() -> None:
-    texts = {deal_to_text(deal("spider-4suit", n)) for n in range(50)}
+    texts = {deal_to_text(generate_deal("spider-4suit", n)) for n in range(50)}
     assert len(texts) == 50
-    assert deal("spider-4suit", 7) == deal("spider-4suit", 7)
+    assert generate_deal("spider-4suit", 7) == generate_deal("spider-4suit", 7)
 
 
 def test_deal_is_the_same_in_a_fresh_interpreter_with_another_hash_seed() -> None:
     code = (
         "import spider_env as se, sys; "
-        "sys.stdout.write(se.deal_to_text(se.deal('spider-2suit', 12345)))"
+        "sys.stdout.write(se.deal_to_text(se.generate_deal('spider-2suit', 12345)))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -212,24 +212,24 @@ def test_deal_is_the_same_in_a_fresh_interpreter_with_another_hash_seed() -> Non
         check=True,
         env={"PYTHONHASHSEED": "12345", "PATH": ""},
     ).stdout
-    assert out == deal_to_text(deal("spider-2suit", 12345))
+    assert out == deal_to_text(generate_deal("spider-2suit", 12345))
 
 
 @pytest.mark.parametrize("number", [-1, 2**64])
 def test_deal_number_range(number: int) -> None:
     with pytest.raises(ValueError, match="deal number"):
-        deal("spider-4suit", number)
+        generate_deal("spider-4suit", number)
 
 
 @pytest.mark.parametrize("number", [1.0, "3", True, None])
 def test_deal_number_type(number: object) -> None:
     with pytest.raises(TypeError, match="deal number"):
-        deal("spider-4suit", number)  # type: ignore[arg-type]
+        generate_deal("spider-4suit", number)  # type: ignore[arg-type]
 
 
 def test_deal_unknown_variant() -> None:
     with pytest.raises(ValueError, match="unknown variant"):
-        deal("spider-3suit", 0)
+        generate_deal("spider-3suit", 0)
 
 
 # --- deal text ------------------------------------------------------------------------------
@@ -238,7 +238,7 @@ def test_deal_unknown_variant() -> None:
 @pytest.mark.parametrize("name", VARIANTS)
 @pytest.mark.parametrize("number", [0, 4, 77])
 def test_deal_text_roundtrip(name: str, number: int) -> None:
-    d = deal(name, number)
+    d = generate_deal(name, number)
     text = deal_to_text(d)
     back = deal_from_text(text)
     assert back.variant == d.variant
@@ -253,7 +253,7 @@ def test_deal_text_roundtrip(name: str, number: int) -> None:
 
 
 def test_deal_text_format() -> None:
-    text = deal_to_text(deal("spider-4suit", 0))
+    text = deal_to_text(generate_deal("spider-4suit", 0))
     lines = text.splitlines()
     assert lines[0] == "variant: spider-4suit"
     assert [ln.split(":")[0] for ln in lines[1:]] == [f"Play{c}" for c in range(10)] + [
@@ -286,14 +286,14 @@ def kpat_text(d: Deal, marks: bool, tens: str, upper: bool = True) -> str:
 @pytest.mark.parametrize("tens", ["T", "10"])
 @pytest.mark.parametrize("upper", [True, False])
 def test_kpatience_style_input(marks: bool, tens: str, upper: bool) -> None:
-    d = deal("spider-4suit", 2024)
+    d = generate_deal("spider-4suit", 2024)
     text = kpat_text(d, marks, tens, upper)
     got = deal_from_text(text, "spider-4suit")
     assert got.columns == d.columns and got.stock == d.stock
 
 
 def test_deal_text_with_unicode_suits_comments_and_blank_lines() -> None:
-    d = deal("spider-2suit", 3)
+    d = generate_deal("spider-2suit", 3)
     body = deal_to_text(d, with_variant=False)
     body = body.replace("S", "♠").replace("H", "♥").replace("T", "10")
     text = "# typed in from another program\n\n  variant: spider-2suit\n" + body + "\n\n"
@@ -303,7 +303,7 @@ def test_deal_text_with_unicode_suits_comments_and_blank_lines() -> None:
 
 
 def test_typed_deal_plays() -> None:
-    d = deal("spider-1suit", 9)
+    d = generate_deal("spider-1suit", 9)
     s = State.from_deal(deal_from_text(deal_to_text(d)))
     assert s == se.new_game("spider-1suit", 9)
     assert se.legal_actions(s) == se.legal_actions(se.new_game("spider-1suit", 9))
@@ -311,7 +311,7 @@ def test_typed_deal_plays() -> None:
 
 # --- bad deal text --------------------------------------------------------------------------
 
-BASE = deal_to_text(deal("spider-4suit", 0))
+BASE = deal_to_text(generate_deal("spider-4suit", 0))
 
 
 def edit(line_prefix: str, new: str | None) -> str:
@@ -389,7 +389,7 @@ def test_bad_deal_text_wrong_deck() -> None:
 
 
 def test_bad_deal_text_unused_suit() -> None:
-    text = deal_to_text(deal("spider-1suit", 0))
+    text = deal_to_text(generate_deal("spider-1suit", 0))
     text = text.replace("Deal0: 5S", "Deal0: 5H")
     with pytest.raises(ValueError, match="too many: 5H"):
         deal_from_text(text)
@@ -397,7 +397,7 @@ def test_bad_deal_text_unused_suit() -> None:
 
 def test_bad_deal_text_variant() -> None:
     with pytest.raises(ValueError, match="names no variant"):
-        deal_from_text(deal_to_text(deal("spider-4suit", 0), with_variant=False))
+        deal_from_text(deal_to_text(generate_deal("spider-4suit", 0), with_variant=False))
     with pytest.raises(ValueError, match="deal is for spider-4suit, expected spider-2suit"):
         deal_from_text(BASE, "spider-2suit")
     with pytest.raises(ValueError, match="unknown variant"):
@@ -407,7 +407,7 @@ def test_bad_deal_text_variant() -> None:
 
 
 def test_deal_dataclass_validates() -> None:
-    d = deal("spider-4suit", 0)
+    d = generate_deal("spider-4suit", 0)
     with pytest.raises(ValueError, match="10 columns"):
         Deal(d.variant, d.columns[:9], d.stock)
     with pytest.raises(ValueError, match="5 stock piles"):
@@ -420,6 +420,6 @@ def test_deal_text_line_index_needs_ascii_digits() -> None:
 
 
 def test_deal_text_crlf() -> None:
-    d = deal("spider-4suit", 0)
+    d = generate_deal("spider-4suit", 0)
     got = deal_from_text(BASE.replace("\n", "\r\n"))
     assert got.columns == d.columns and got.stock == d.stock

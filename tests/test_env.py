@@ -553,7 +553,7 @@ def test_deal_options():
     _obs, info = env.reset(options={"deal": 42})
     assert info["deal"] == "spider-2suit#42" and info["deal_number"] == 42
     assert env.state == se.new_game("spider-2suit", 42)
-    text = se.deal_to_text(se.deal("spider-2suit", 7))
+    text = se.deal_to_text(se.generate_deal("spider-2suit", 7))
     _obs2, info2 = env.reset(options={"deal_text": text})
     assert info2["deal"] == "custom" and info2["deal_number"] == -1
     assert env.state == se.new_game("spider-2suit", 7)
@@ -580,7 +580,7 @@ def test_bad_reset_options():
     with pytest.raises(ValueError, match="Play"):
         env.reset(options={"deal_text": "Play0: AS"})
     with pytest.raises(ValueError, match="spider-4suit"):
-        env.reset(options={"deal_text": se.deal_to_text(se.deal("spider-4suit", 1))})
+        env.reset(options={"deal_text": se.deal_to_text(se.generate_deal("spider-4suit", 1))})
     with pytest.raises(ValueError, match="this env plays"):
         env.reset(options={"state": se.new_game("spider-1suit", 0)})
     with pytest.raises(TypeError, match="State"):
@@ -652,7 +652,7 @@ def test_register_reset_option():
     from spider_env.env import RESET_OPTIONS, register_reset_option
 
     def start_at(variant, number):
-        d = se.deal(variant, number + 1000)
+        d = se.generate_deal(variant, number + 1000)
         return State.from_deal(d), f"offset#{number}", number + 1000
 
     register_reset_option("test_offset", start_at)

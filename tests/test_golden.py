@@ -54,7 +54,7 @@ def test_golden_deals_cover_every_suit_count() -> None:
 
 @pytest.mark.parametrize(("name", "number", "text"), DEALS, ids=[f"{n}-{k}" for n, k, _ in DEALS])
 def test_deal_matches_golden_text(name: str, number: int, text: str) -> None:
-    d = se.deal(name, number)
+    d = se.generate_deal(name, number)
     assert deal_to_text(d) == text
     back = deal_from_text(text)
     assert back.columns == d.columns and back.stock == d.stock
@@ -80,7 +80,7 @@ def test_playthrough_replays(path: Path) -> None:
     v = get_variant(header["variant"])
     if header["options"]:
         v = parse_options(v, header["options"])
-    state = State.from_deal(se.deal(v, header["deal"]))
+    state = State.from_deal(se.generate_deal(v, header["deal"]))
     for i, rec in enumerate(records):
         where = f"{path.name} step {i}"
         assert rec["step"] == i, where

@@ -14,7 +14,7 @@ import pytest
 
 import spider_env as se
 from spider_env.core.cards import card_str
-from spider_env.core.deals import deal, deal_to_text
+from spider_env.core.deals import deal_to_text, generate_deal
 from spider_env.core.interop import (
     PYSOL_GAME_IDS,
     kpatience_from_text,
@@ -138,7 +138,7 @@ def test_pysol_text_with_a_suit_the_game_does_not_use() -> None:
 
 @pytest.mark.parametrize("suits", [1, 2, 4])
 def test_kpatience_round_trip(suits: int) -> None:
-    d = deal(se.classic(suits), 42)
+    d = generate_deal(se.classic(suits), 42)
     text = kpatience_to_text(d)
     lines = text.splitlines()
     assert [ln.split(":")[0] for ln in lines] == [f"Play{c}" for c in range(10)] + [
@@ -183,7 +183,7 @@ def test_kpatience_exact_text() -> None:
 
 
 def test_kpatience_errors_name_the_line() -> None:
-    text = kpatience_to_text(deal("spider-4suit", 3))
+    text = kpatience_to_text(generate_deal("spider-4suit", 3))
     lines = text.splitlines()
     bad_card = "\n".join([*lines[:4], lines[4].replace(lines[4].split()[1], "ZZ"), *lines[5:]])
     with pytest.raises(ValueError, match="line 5"):

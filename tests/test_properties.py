@@ -40,7 +40,7 @@ games = st.tuples(
 
 def start(name: str, number: int, undo: bool) -> State:
     v = UNDO[name] if undo else se.get_variant(name)
-    return State.from_deal(se.deal(v, number))
+    return State.from_deal(se.generate_deal(v, number))
 
 
 def play(state: State, seed: int, steps: int):  # type: ignore[no-untyped-def]
@@ -420,7 +420,7 @@ def test_oracle_agrees_on_every_registered_variant(name: str, number: int, seed:
     any-face-up moves, Kings-only gaps, optional discards, undo) checked card by card."""
     v = se.get_variant(name)
     undo_id = v.n_actions - 1
-    state = State.from_deal(se.deal(v, number))
+    state = State.from_deal(se.generate_deal(v, number))
     rng = random.Random(seed)
     for _ in range(80):
         state.validate()

@@ -92,7 +92,7 @@ def test_roundtrip_with_completed_runs_and_empty_columns() -> None:
 def test_roundtrip_undo_histories() -> None:
     v = se.classic(2).with_options(undo=True)
     rng = random.Random(3)
-    s = State.from_deal(se.deal(v, 4))
+    s = State.from_deal(se.generate_deal(v, 4))
     assert "options: undo=true" in s.to_text()
     deepest = 0
     for _before, _a, after in random_play(s, rng, 80):  # undo chains make texts grow
@@ -292,7 +292,7 @@ def test_too_many_completed_runs() -> None:
 
 def test_undo_history_in_a_variant_without_undo() -> None:
     v = se.classic(4).with_options(undo=True)
-    s = State.from_deal(se.deal(v, 2))
+    s = State.from_deal(se.generate_deal(v, 2))
     t = next(after for _b, _a, after in random_play(s, random.Random(0)) if after.prev)
     text = t.to_text().replace("options: undo=true\n", "")
     expect_error(text, 4, "undo history in a variant without undo")
@@ -336,7 +336,7 @@ def test_pickle_roundtrip(name: str) -> None:
 
 def test_pickle_with_undo_history() -> None:
     v = se.classic(1).with_options(undo=True)
-    s = State.from_deal(se.deal(v, 0))
+    s = State.from_deal(se.generate_deal(v, 0))
     rng = random.Random(2)
     last = s
     for _b, _a, after in random_play(s, rng, 50):

@@ -19,7 +19,7 @@ import pytest
 from conftest import moves_of, mv, position, random_play, run, up
 
 import spider_env as se
-from spider_env.core.deals import deal, deal_from_text, deal_to_text
+from spider_env.core.deals import deal_from_text, deal_to_text, generate_deal
 from spider_env.core.rules import IllegalMoveError, apply, is_terminal, legal_actions
 from spider_env.core.state import State, run_length
 from spider_env.core.variants import VARIANTS, Variant, get_variant
@@ -49,7 +49,7 @@ def golden_text(name: str) -> str:
     v = get_variant(name)
     parts = [f"# {v.description}\n"]
     for n in GOLDEN_DEALS:
-        parts.append(f"# deal {n}\n" + deal_to_text(deal(v, n)))
+        parts.append(f"# deal {n}\n" + deal_to_text(generate_deal(v, n)))
     return "\n".join(parts)
 
 
@@ -141,7 +141,7 @@ def test_sizes(name: str, cards: int, columns: int, deals: int, runs: int, n_act
 
 def test_decks_by_suit_count() -> None:
     def suits(name: str) -> dict[str, int]:
-        d = deal(name, 5)
+        d = generate_deal(name, 5)
         out: dict[str, int] = {}
         for c in [x for col in d.columns for x in col] + [x for p in d.stock for x in p]:
             letter = se.core.cards.card_str(c)[-1]
@@ -176,7 +176,7 @@ def test_golden_playthrough(name: str) -> None:
 @pytest.mark.parametrize("name", NEW_VARIANTS)
 def test_starting_state_matches_layout_and_text_round_trips(name: str) -> None:
     v = get_variant(name)
-    d = deal(v, 11)
+    d = generate_deal(v, 11)
     assert deal_from_text(deal_to_text(d)) == without_number(d)
     s = State.from_deal(d)
     assert tuple(len(c) for c in s.cols) == v.layout

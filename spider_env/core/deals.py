@@ -136,7 +136,7 @@ def shuffled_deck(variant: Variant, number: int) -> list[int]:
     return cards
 
 
-def deal(variant: Variant | str, number: int) -> Deal:
+def generate_deal(variant: Variant | str, number: int) -> Deal:
     """Deal number ``number`` of ``variant`` (same result everywhere, forever)."""
     v = get_variant(variant)
     cards = shuffled_deck(v, number)

@@ -10,7 +10,8 @@ commit message: the files exist so that such a change cannot happen by accident.
 
 Files written next to this script:
 
-* ``deals.txt``: ``deal(variant, N)`` as text (:func:`spider_env.core.deals.deal_to_text`) for
+* ``deals.txt``: ``generate_deal(variant, N)`` as text
+  (:func:`~spider_env.core.deals.deal_to_text`) for
   several deal numbers of the 1-, 2- and 4-suit games, each block headed ``=== <variant> <N>``.
 * ``playthrough-<variant>-<policy>-<N>.jsonl``: one game per file, OpenSpiel/pgx style. The first
   line is a header ``{"game": {"variant", "options", "deal", "policy", "seed", "steps"}}``; every
@@ -101,7 +102,7 @@ def start_state(variant: str, options: str, number: int) -> State:
     v = get_variant(variant)
     if options:
         v = parse_options(v, options)
-    return State.from_deal(se.deal(v, number))
+    return State.from_deal(se.generate_deal(v, number))
 
 
 def playthrough(
@@ -154,7 +155,7 @@ def deals_text() -> str:
     blocks = []
     for name in DEAL_VARIANTS:
         for n in DEAL_NUMBERS:
-            blocks.append(f"=== {name} {n}\n" + deal_to_text(se.deal(name, n)))
+            blocks.append(f"=== {name} {n}\n" + deal_to_text(se.generate_deal(name, n)))
     return "".join(blocks)
 
 
