@@ -9,7 +9,18 @@ import pytest
 from conftest import random_play
 
 import spider_env as se
-from spider_env.core.actions import Action, check_action_id, decode, describe, encode
+from spider_env.core.actions import (
+    Action,
+    check_action_id,
+    deal_id,
+    decode,
+    describe,
+    discard_id,
+    encode,
+    move_id,
+    move_parts,
+    undo_id,
+)
 from spider_env.core.rules import legal_actions
 from spider_env.core.variants import VARIANTS, Variant, classic, get_variant, parse_options
 
@@ -61,6 +72,24 @@ def test_encode_decode_bijection_on_every_id(v: Variant) -> None:
     assert len(seen) == v.n_actions
 
 
+@pytest.mark.parametrize(
+    "v",
+    [classic(4), classic(1).with_options(auto_discard=False, undo=True), get_variant("scorpion")],
+    ids=["classic", "discard+undo", "scorpion"],
+)
+def test_id_helpers_agree_with_encode_and_decode(v: Variant) -> None:
+    for a in range(v.n_move_actions):
+        m = decode(v, a)
+        assert move_parts(v, a) == (m.src, m.cards, m.dst)
+        assert move_id(v, m.src, m.cards, m.dst) == a
+    for j in range(v.n_deal_actions):
+        assert decode(v, deal_id(v, j)) == Action("deal", pile=j)
+    for c in range(v.n_discard_actions):
+        assert decode(v, discard_id(v, c)) == Action("discard", src=c)
+    if v.undo:
+        assert decode(v, undo_id(v)) == Action("undo")
+
+
 def test_discard_and_undo_ids_come_last() -> None:
     v = classic(2).with_options(auto_discard=False, undo=True)
     assert v.n_actions == 1300 + 1 + 10 + 1
@@ -97,7 +126,7 @@ def test_encode_rejects_moves_without_an_id() -> None:
         encode(v, Action("discard", src=0))
     with pytest.raises(ValueError, match="undo is off"):
         encode(v, Action("undo"))
-    with pytest.raises(ValueError, match="unknown move kind"):
+    with pytest.raises(ValueError, match="unknown action kind"):
         encode(v, Action("jump"))
 
 

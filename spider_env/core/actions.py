@@ -1,17 +1,10 @@
-"""The fixed action encoding, shared by the engine, the env and the agents.
+"""The fixed action encoding: action ids <-> :class:`Action`, shared by the engine, the env and
+the agents.
 
-For a variant with ``C`` columns, longest movable run ``R`` and ``D`` deal actions the action
-space is ``Discrete(C*R*C + D [+ C discards] [+ 1 undo])``:
-
-* moving the ``k`` exposed cards of column ``src`` onto column ``dst``:
-  ``action = (src * R + (k - 1)) * C + dst``;
-* deal number ``j`` (classic Spider: the single deal, ``j = 0``; a game whose player picks the
-  stock pile: pile ``j``): ``action = C*R*C + j``;
-* only where discarding a complete run is optional: discard the run at the end of column ``c``:
-  ``action = C*R*C + D + c``;
-* only where undo is on: ``action = C*R*C + D + (C discards) + 0`` (the last id).
-
-Classic Spider: C=10, R=13, D=1, 1301 actions, the deal is 1300.
+The id layout (moves, then deals, then discards, then undo) is part of the env's contract and
+is specified in :class:`spider_env.env.SpiderEnv` ("Action Space"); the arithmetic lives here
+only: :func:`move_id` / :func:`move_parts` for moves, :func:`deal_id`, :func:`discard_id` and
+:func:`undo_id` for the rest, :func:`encode` / :func:`decode` for :class:`Action` values.
 """
 
 from __future__ import annotations
@@ -36,6 +29,40 @@ class Action(NamedTuple):
     pile: int = -1
 
 
+def move_id(variant: Variant, src: int, cards: int, dst: int) -> int:
+    """The id of moving the ``cards`` exposed cards of column ``src`` onto column ``dst``.
+
+    Unchecked (for hot paths): the caller keeps ``0 <= src, dst < n_columns`` and
+    ``1 <= cards <= max_run``; :func:`encode` is the checked form.
+    """
+    return (src * variant.max_run + cards - 1) * variant.n_columns + dst
+
+
+def move_parts(variant: Variant, action: int) -> tuple[int, int, int]:
+    """``(src, cards, dst)`` of a move id; unchecked: ``action < variant.n_move_actions``."""
+    C = variant.n_columns
+    t, dst = divmod(action, C)
+    src, k = divmod(t, variant.max_run)
+    return src, k + 1, dst
+
+
+def deal_id(variant: Variant, pile: int = 0) -> int:
+    """The id of dealing stock pile ``pile`` (``0``, the only deal id, unless the player picks
+    the pile); unchecked: ``0 <= pile < variant.n_deal_actions``."""
+    return variant.n_move_actions + pile
+
+
+def discard_id(variant: Variant, column: int) -> int:
+    """The id of discarding the complete run ending ``column``; unchecked: only variants with
+    ``auto_discard=False`` have discard ids."""
+    return variant.n_move_actions + variant.n_deal_actions + column
+
+
+def undo_id(variant: Variant) -> int:
+    """The id of undo (the last id); unchecked: only variants with ``undo=True`` have it."""
+    return variant.n_actions - 1
+
+
 def check_action_id(variant: Variant, action: object) -> int:
     """``action`` as an int in ``[0, n_actions)``, or a ``TypeError``/``ValueError`` saying why."""
     if isinstance(action, bool) or not hasattr(action, "__index__"):
@@ -54,13 +81,10 @@ def check_action_id(variant: Variant, action: object) -> int:
 def decode(variant: Variant, action: int) -> Action:
     """The :class:`Action` behind an action id (checked to be in range)."""
     a = check_action_id(variant, action)
-    C, R = variant.n_columns, variant.max_run
-    n_move = C * R * C
-    if a < n_move:
-        dst = a % C
-        t = a // C
-        return Action(MOVE, t // R, t % R + 1, dst)
-    a -= n_move
+    if a < variant.n_move_actions:
+        src, cards, dst = move_parts(variant, a)
+        return Action(MOVE, src, cards, dst)
+    a -= variant.n_move_actions
     if a < variant.n_deal_actions:
         return Action(DEAL, pile=a)
     a -= variant.n_deal_actions
@@ -69,29 +93,28 @@ def decode(variant: Variant, action: int) -> Action:
     return Action(UNDO)
 
 
-def encode(variant: Variant, move: Action) -> int:
-    """The action id of a :class:`Action`; ``ValueError`` if it has no id in this variant."""
+def encode(variant: Variant, action: Action) -> int:
+    """The action id of an :class:`Action`; ``ValueError`` if it has no id in this variant."""
     C, R = variant.n_columns, variant.max_run
-    n_move = C * R * C
-    kind = move.kind
+    kind = action.kind
     if kind == MOVE:
-        if not (0 <= move.src < C and 0 <= move.dst < C and 1 <= move.cards <= R):
-            raise ValueError(f"{move} has no action id in {variant.name} (C={C}, R={R})")
-        return (move.src * R + move.cards - 1) * C + move.dst
+        if not (0 <= action.src < C and 0 <= action.dst < C and 1 <= action.cards <= R):
+            raise ValueError(f"{action} has no action id in {variant.name} (C={C}, R={R})")
+        return move_id(variant, action.src, action.cards, action.dst)
     if kind == DEAL:
-        pile = max(move.pile, 0)
+        pile = max(action.pile, 0)
         if pile >= variant.n_deal_actions:
-            raise ValueError(f"{move} has no action id in {variant.name}")
-        return n_move + pile
+            raise ValueError(f"{action} has no action id in {variant.name}")
+        return deal_id(variant, pile)
     if kind == DISCARD:
-        if variant.auto_discard or not 0 <= move.src < C:
-            raise ValueError(f"{move} has no action id in {variant.name} (runs discard at once)")
-        return n_move + variant.n_deal_actions + move.src
+        if variant.auto_discard or not 0 <= action.src < C:
+            raise ValueError(f"{action} has no action id in {variant.name} (runs discard at once)")
+        return discard_id(variant, action.src)
     if kind == UNDO:
         if not variant.undo:
             raise ValueError(f"{variant.name} has no undo action (undo is off)")
-        return variant.n_actions - 1
-    raise ValueError(f"unknown move kind {kind!r}")
+        return undo_id(variant)
+    raise ValueError(f"unknown action kind {kind!r}")
 
 
 def describe(variant: Variant, action: int | Action) -> str:

@@ -27,9 +27,14 @@ from spider_env.core.actions import (
     MOVE,
     Action,
     check_action_id,
+    deal_id,
     decode,
     describe,
+    discard_id,
     encode,
+    move_id,
+    move_parts,
+    undo_id,
 )
 from spider_env.core.cards import N_RANKS, card_str
 from spider_env.core.state import State, run_length
@@ -68,7 +73,6 @@ def _compute_legal(s: State) -> list[int]:
     if sum(s.completed) >= v.runs_to_win:
         return []
     C = v.n_columns
-    R = v.max_run
     cols = s.cols
     runs = s.run_lengths
     out: list[int] = []
@@ -94,7 +98,6 @@ def _compute_legal(s: State) -> list[int]:
         if not col:
             continue
         kmax = movable_cards(s, src)
-        base = src * R - 1
         for k in range(1, kmax + 1):
             moved = col[-k]
             if any_suit:
@@ -104,17 +107,16 @@ def _compute_legal(s: State) -> list[int]:
             else:
                 lst = None
             if lst is not None:
-                a0 = (base + k) * C
+                a0 = move_id(v, src, k, 0)
                 for d in lst:
                     # A group taken from inside a column (any-face-up moves, e.g. 5C 9D 6C)
                     # can fit its own column's exposed card: never a move.
                     if d != src:
                         out.append(a0 + d)
             if empties and (not kings_only or moved % N_RANKS == _K):
-                a0 = (base + k) * C
+                a0 = move_id(v, src, k, 0)
                 for d in empties:
                     out.append(a0 + d)
-    n_move = C * R * C
     if s.stock:
         can_deal = True
         if v.deal_needs_no_empty:
@@ -127,16 +129,15 @@ def _compute_legal(s: State) -> list[int]:
             if v.choose_pile:
                 for j, pile in enumerate(s.stock):
                     if pile:
-                        out.append(n_move + j)
+                        out.append(deal_id(v, j))
             elif s.stock[-1]:  # piles are dealt in order, so the last goes last
-                out.append(n_move)
+                out.append(deal_id(v))
     if not v.auto_discard:
-        base_d = n_move + v.n_deal_actions
         for c in range(C):
             if runs[c] >= N_RANKS:
-                out.append(base_d + c)
+                out.append(discard_id(v, c))
     if s.prev is not None:
-        out.append(v.n_actions - 1)
+        out.append(undo_id(v))
     out.sort()
     return out
 
@@ -164,9 +165,7 @@ def apply_legal(s: State, a: int) -> State:
     and an illegal ``a`` gives a meaningless state. Everyone else calls :func:`apply`.
     """
     v = s.variant
-    C = v.n_columns
-    R = v.max_run
-    n_move = C * R * C
+    n_move = v.n_move_actions
     cols = list(s.cols)
     down = list(s.down)
     runs = list(s.run_lengths)
@@ -175,10 +174,7 @@ def apply_legal(s: State, a: int) -> State:
     moves, deals, reveals, free_used = s.moves, s.deals, s.reveals, s.free_used
     revealed = False
     if a < n_move:
-        dst = a % C
-        t = a // C
-        k = t % R + 1
-        src = t // R
+        src, k, dst = move_parts(v, a)
         scol = cols[src]
         dcol = cols[dst]
         moved = scol[-k:]
