@@ -1,0 +1,130 @@
+"""The wheel installs exactly one top-level package, ``spider_env``, holding every source module.
+
+The agents live in the repository folder ``agents/`` but install as ``spider_env.agents``
+(``[tool.setuptools.package-dir]`` in pyproject.toml): a top-level ``agents`` module would
+collide with the OpenAI Agents SDK (``openai-agents``, import name ``agents``; issue 13). The
+package list in pyproject.toml is explicit, so a new subpackage that is not added there would be
+silently left out of the wheel: the second test catches that.
+
+The wheel is built offline from a copy of the sources (``pip wheel --no-deps
+--no-build-isolation --no-index``: setuptools and wheel come from the venv), so the working tree
+gets no ``build/`` directory and no stale file from an earlier build can slip into the wheel.
+``make check-sdk-coexistence`` installs the wheel next to ``openai-agents`` in a fresh venv.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "spider_env"
+# Source folder -> the package path it installs under (pyproject.toml's package-dir mapping).
+SOURCE_DIRS = {"spider_env": "spider_env", "agents": "spider_env/agents"}
+
+
+def top_level_names(wheel_files: list[str]) -> set[str]:
+    """The importable top-level names a wheel with these archive paths installs.
+
+    ``*.dist-info`` is metadata; ``*.data/purelib`` and ``*.data/platlib`` install into
+    site-packages like the wheel's root, so their first component counts too.
+    """
+    names: set[str] = set()
+    for name in wheel_files:
+        parts = PurePosixPath(name).parts
+        if parts[0].endswith(".dist-info"):
+            continue
+        if parts[0].endswith(".data"):
+            if len(parts) < 3 or parts[1] not in ("purelib", "platlib"):
+                continue  # scripts, headers, data: not importable
+            parts = parts[2:]
+        top = parts[0]
+        names.add(top.removesuffix(".py") if len(parts) == 1 else top)
+    return names
+
+
+def expected_modules(root: Path) -> set[str]:
+    """Wheel paths of every ``.py`` file under the source folders (after package-dir mapping)."""
+    out: set[str] = set()
+    for src, installed in SOURCE_DIRS.items():
+        for path in (root / src).rglob("*.py"):
+            rel = path.relative_to(root / src)
+            if "__pycache__" in rel.parts:
+                continue
+            out.add(str(PurePosixPath(installed, *rel.parts)))
+    return out
+
+
+def missing_from_wheel(root: Path, wheel_files: list[str]) -> list[str]:
+    """Source modules (as wheel paths) that the wheel does not contain, sorted."""
+    return sorted(expected_modules(root) - set(wheel_files))
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built offline from a clean copy of the sources."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    for folder in SOURCE_DIRS:
+        shutil.copytree(
+            ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
+    dist = tmp / "dist"
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+    cmd += ["--no-index", "-q", "-w", str(dist), str(src)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"wheel build failed:\n{proc.stdout}\n{proc.stderr}"
+    wheels = list(dist.glob("*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def wheel_files(wheel: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as zf:
+        return zf.namelist()
+
+
+def test_wheel_installs_no_top_level_module_but_spider_env(wheel: Path) -> None:
+    files = wheel_files(wheel)
+    assert top_level_names(files) == {PACKAGE}, sorted(top_level_names(files) - {PACKAGE})
+    [top_level_txt] = [f for f in files if f.endswith(".dist-info/top_level.txt")]
+    with zipfile.ZipFile(wheel) as zf:
+        declared = zf.read(top_level_txt).decode().split()
+    assert declared == [PACKAGE]
+
+
+def test_wheel_contains_every_source_module(wheel: Path) -> None:
+    files = wheel_files(wheel)
+    assert missing_from_wheel(ROOT, files) == []
+    assert "spider_env/agents/__init__.py" in files  # the mapped folder is really in there
+    assert "spider_env/py.typed" in files
+
+
+def test_top_level_check_flags_a_top_level_agents_package() -> None:
+    files = ["spider_env/__init__.py", "agents/__init__.py", "x-1.dist-info/RECORD"]
+    assert top_level_names(files) == {"spider_env", "agents"}
+    assert top_level_names(["helper.py", "x-1.data/purelib/extra/__init__.py"]) == {
+        "helper",
+        "extra",
+    }
+    assert top_level_names(["x-1.data/scripts/spider-env"]) == set()
+
+
+def test_missing_module_check_flags_a_subpackage_left_out(tmp_path: Path) -> None:
+    (tmp_path / "spider_env" / "fast").mkdir(parents=True)
+    (tmp_path / "agents").mkdir()
+    for rel in ("spider_env/__init__.py", "spider_env/fast/__init__.py", "agents/greedy.py"):
+        (tmp_path / rel).write_text("")
+    files = ["spider_env/__init__.py", "agents/greedy.py"]  # unmapped agents, no fast/
+    assert missing_from_wheel(tmp_path, files) == [
+        "spider_env/agents/greedy.py",
+        "spider_env/fast/__init__.py",
+    ]
