@@ -3,14 +3,19 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# Where pip gets torch. Empty (the default): pip's configured sources. On an ordinary Linux
+# machine PyPI's default torch wheel is the multi-GB CUDA build; for the CPU build run
+#   make test TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+TORCH_INDEX_URL ?=
 
-.PHONY: install test lint typecheck pytest demo bench golden clean
+.PHONY: install test lint typecheck pytest demo bench golden clean check-sdk-coexistence
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	# CPU build of torch first, so the train extra never pulls a CUDA build.
-	$(PY) -m pip install torch==2.13.0
+	# torch first (the CPU build, given TORCH_INDEX_URL where PyPI's default is CUDA), so the
+	# train extra finds it installed.
+	$(PY) -m pip install $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) torch==2.13.0
 	$(PY) -m pip install -e '.[dev,train]'
 	touch $(STAMP)
 
@@ -37,6 +42,25 @@ bench: $(STAMP)
 
 golden: $(STAMP)
 	$(PY) tests/golden/regenerate.py
+
+# Issue 13: the wheel installs only spider_env (agents as spider_env.agents), so it lives next
+# to the OpenAI Agents SDK (openai-agents, import name `agents`). Builds the wheel offline from a
+# copy of the sources, installs it and openai-agents from PyPI into a fresh venv in a temporary
+# directory, imports both, runs the CLI. Not part of `make test` (it downloads packages).
+check-sdk-coexistence: $(STAMP)
+	@set -eu; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	mkdir "$$tmp/src"; \
+	cp -R pyproject.toml README.md spider_env agents "$$tmp/src/"; \
+	find "$$tmp/src" -name __pycache__ -prune -exec rm -rf {} +; \
+	$(PY) -m pip wheel --no-deps --no-build-isolation --no-index -q -w "$$tmp/dist" "$$tmp/src"; \
+	$(PYTHON) -m venv "$$tmp/venv"; \
+	"$$tmp/venv/bin/python" -m pip install -q "$$tmp"/dist/*.whl openai-agents; \
+	cd "$$tmp"; \
+	"$$tmp/venv/bin/python" -c 'import agents, spider_env.agents; \
+	from spider_env.agents import make_agent; from agents import Agent, Runner; \
+	print("spider_env.agents:", spider_env.agents.__file__); \
+	print("agents (OpenAI Agents SDK):", agents.__file__, Agent.__name__, Runner.__name__)'; \
+	"$$tmp/venv/bin/spider-env" evaluate --agent greedy --suits 1 --deals 0:2 --jobs 1
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
