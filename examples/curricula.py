@@ -31,7 +31,9 @@ import gymnasium as gym
 import numpy as np
 
 from spider_env.core.cards import N_RANKS
+from spider_env.core.variants import classic
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, SpiderEnv
+from spider_env.observation import DEFAULT_FEATURE_SLOTS, card_slot_width, feature_width
 from spider_env.wrappers import DealRange
 
 
@@ -105,22 +107,19 @@ class Curriculum:
 
 def _widen_columns(cols: np.ndarray, slots: int, from_suits: int, to_suits: int) -> np.ndarray:
     """Re-lay feature columns encoded for ``from_suits`` as if for ``to_suits`` (same cards)."""
-    from_w = from_suits if from_suits > 1 else 0
-    to_w = to_suits if to_suits > 1 else 0
+    from_w = card_slot_width(classic(from_suits))
+    to_w = card_slot_width(classic(to_suits))
     if from_w == to_w:
         return cols
-    c = cols.shape[0]
-    out = np.zeros((c, 4 + (slots + 1) * (N_RANKS + to_w)), dtype=cols.dtype)
+    out = np.zeros((cols.shape[0], feature_width(classic(to_suits), slots)), dtype=cols.dtype)
     out[:, :4] = cols[:, :4]
     for i in range(slots + 1):
-        src = 4 + i * (N_RANKS + from_w)
-        dst = 4 + i * (N_RANKS + to_w)
+        src = 4 + i * from_w
+        dst = 4 + i * to_w
         ranks = cols[:, src : src + N_RANKS]
         out[:, dst : dst + N_RANKS] = ranks
-        if from_w:
-            out[:, dst + N_RANKS : dst + N_RANKS + from_w] = cols[
-                :, src + N_RANKS : src + N_RANKS + from_w
-            ]
+        if from_w > N_RANKS:
+            out[:, dst + N_RANKS : dst + from_w] = cols[:, src + N_RANKS : src + from_w]
         else:  # one suit: every card is a spade
             out[:, dst + N_RANKS] = ranks.max(axis=1)
     return out
@@ -163,7 +162,7 @@ class SuitCurriculum(gym.Env[Any, np.int64]):
         if curriculum is None:
             Curriculum(self.stages)  # validates the stages
         self.obs_mode = obs_mode
-        self.slots = int(env_kwargs.get("feature_slots", 6))
+        self.slots = int(env_kwargs.get("feature_slots", DEFAULT_FEATURE_SLOTS))
         self.max_episode_steps = max_episode_steps
         self.render_mode = env_kwargs.get("render_mode")
         self._envs: list[gym.Env[Any, Any]] = []
@@ -214,9 +213,9 @@ class SuitCurriculum(gym.Env[Any, np.int64]):
         if self.obs_mode == "features":
             cols = _widen_columns(obs["columns"], self.slots, suits, self.widest)
             return {"columns": cols, "globals": obs["globals"]}
-        c = self._envs[0].unwrapped.variant.n_columns  # type: ignore[attr-defined]
-        n_cols = c * (4 + (self.slots + 1) * (N_RANKS + (suits if suits > 1 else 0)))
-        cols = obs[:n_cols].reshape(c, -1)
+        v = classic(suits)
+        n_cols = v.n_columns * feature_width(v, self.slots)
+        cols = obs[:n_cols].reshape(v.n_columns, -1)
         wide = _widen_columns(cols, self.slots, suits, self.widest)
         return np.concatenate((wide.ravel(), obs[n_cols:]))
 

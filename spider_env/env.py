@@ -24,13 +24,17 @@ from spider_env.core.rules import (
 )
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant, resolve_variant
-from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder, TableEncoder
+from spider_env.observation import (
+    DEFAULT_FEATURE_SLOTS,
+    FeatureEncoder,
+    TableEncoder,
+    observation_space,
+)
 from spider_env.render import render_text
 from spider_env.rewards import RewardFn, get_reward_fn
 
 DEFAULT_MAX_EPISODE_STEPS = 1000
 ILLEGAL_ACTION_POLICIES = ("penalize", "terminate", "raise")
-OBS_MODES = ("dict", "features", "flat")
 DEAL_NUMBER_RANGE = 2**32  # deals drawn by reset(seed=...) are numbers in [0, 2**32)
 
 # A reset option turns its value into (starting state, deal name, deal number or -1).
@@ -294,8 +298,6 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             raise ValueError(
                 f"illegal_action must be one of {ILLEGAL_ACTION_POLICIES}, got {illegal_action!r}"
             )
-        if obs_mode not in OBS_MODES:
-            raise ValueError(f"obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise UnsupportedRenderMode(
                 f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}"
@@ -307,13 +309,6 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             illegal_reward, (int, float, np.integer, np.floating)
         ):
             raise TypeError(f"illegal_reward must be a number, got {illegal_reward!r}")
-        slots_ok = isinstance(feature_slots, int) and not isinstance(feature_slots, bool)
-        if not slots_ok or feature_slots < 0:
-            raise ValueError(f"feature_slots must be an int >= 0, got {feature_slots!r}")
-        if mask_in_obs and obs_mode == "flat":
-            raise ValueError(
-                "mask_in_obs=True needs a Dict observation (obs_mode 'dict' or 'features')"
-            )
         self.reward_mode = reward_mode
         self.reward_fn = get_reward_fn(reward_mode)
         self.illegal_action = illegal_action
@@ -327,33 +322,12 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         v = self.variant
         self.n_actions = v.n_actions
         self.action_space = spaces.Discrete(self.n_actions)
-        self._table: TableEncoder | None = None
-        self._features: FeatureEncoder | None = None
-        obs_spaces: dict[str, spaces.Space[Any]] = {}
-        if obs_mode == "dict":
-            self._table = TableEncoder(v)
-            for key, (shape, low, high, dtype) in self._table.spec().items():
-                if key == "deals_left":
-                    obs_spaces[key] = spaces.Discrete(high + 1)
-                else:
-                    obs_spaces[key] = spaces.Box(low, high, shape, dtype)
-        else:
-            self._features = FeatureEncoder(v, feature_slots)
-            spec = self._features.spec()
-            col_high = self._features.column_high()
-            obs_spaces["columns"] = spaces.Box(0.0, col_high, spec["columns"][0], np.float32)
-            obs_spaces["globals"] = spaces.Box(0.0, 1.0, spec["globals"][0], np.float32)
-        if self.mask_in_obs:
-            obs_spaces["action_mask"] = spaces.Box(0, 1, (self.n_actions,), np.int8)
-        self.observation_space: spaces.Space[Any]
-        if obs_mode == "flat":
-            n_glob = spec["globals"][0][0]
-            flat_high = np.concatenate([col_high.ravel(), np.ones(n_glob, dtype=np.float32)])
-            self.observation_space = spaces.Box(
-                np.zeros_like(flat_high), flat_high, dtype=np.float32
-            )
-        else:
-            self.observation_space = spaces.Dict(obs_spaces)
+        # checks obs_mode, feature_slots and mask_in_obs with "flat"
+        self.observation_space: spaces.Space[Any] = observation_space(
+            v, obs_mode, feature_slots, self.mask_in_obs
+        )
+        self._table = TableEncoder(v) if obs_mode == "dict" else None
+        self._features = FeatureEncoder(v, feature_slots) if obs_mode != "dict" else None
 
         # info["variant"]: the registered name, or the Variant itself when its options differ
         self._variant_info: str | Variant = v.name if VARIANTS.get(v.name) == v else v

@@ -1,34 +1,19 @@
-"""What a player sees, as NumPy arrays (no Gymnasium here; :mod:`spider_env.env` builds spaces).
+"""What a player sees, as NumPy arrays, and the Gymnasium spaces that hold them.
 
-Two encodings of the same player's view, both generic over
-:class:`~spider_env.core.variants.Variant` (``C`` columns, column bound ``L``, ``P`` stock piles,
-``S`` suits):
+The observation contract (what each array means) is the "Observation Space" section of
+:class:`spider_env.env.SpiderEnv`. This module is the one home of its sizes and spaces:
 
-**Table** (``obs_mode="dict"``, the default):
+* the tableau codes :data:`NO_CARD`, :data:`FACE_DOWN`, :data:`CARD_OFFSET`;
+* the feature layout's sizes: :func:`card_slot_width`, :func:`feature_width` (``F``),
+  :func:`globals_width` (``G``), :func:`flat_width` and their inverses
+  :func:`slots_for_feature_width` / :func:`slots_for_flat_width`;
+* :func:`observation_space`, the space of every ``obs_mode`` (the env and
+  :class:`~spider_env.wrappers.FeatureObservation` both call it);
+* :class:`TableEncoder` (``obs_mode="dict"``) and :class:`FeatureEncoder` (``"features"`` /
+  ``"flat"``), which build the arrays.
 
-* ``"tableau"``: ``int8 (C, L)``; row ``c`` is column ``c`` from its deepest card (index 0) to
-  the exposed card, then zeros. ``0`` = no card, ``1`` = face-down card, ``2 + card_id`` =
-  face-up card (``card_id = suit * 13 + rank - 1``, suits S H D C, rank 1 = Ace .. 13 = King).
-* ``"deals_left"``: deals remaining (an int, ``Discrete(P + 1)``).
-* ``"completed"``: ``int8 (4,)`` completed runs per suit (S, H, D, C).
-* ``"pile_tops"`` (only variants whose stock piles show their top card): ``int8 (P,)``,
-  ``2 + card_id`` of each undealt pile's face-up card, ``0`` for a dealt pile.
-
-**Features** (``obs_mode="features"`` / ``"flat"``), made for neural networks (all ``float32``):
-
-* ``"columns"``: ``(C, F)``, per column: face-down count / (most face-down cards dealt to a
-  column), face-up count / 13, empty flag, suited run length / 13, then ``N + 1`` card slots of
-  ``13 + S'`` values each (one-hot rank A..K, then one-hot suit when ``S' = S > 1``, else no suit
-  part): slot 0 is the base (deepest card) of the suited run at the end of the column (the card
-  that decides where the run can go), slots 1..N the last ``N`` face-up cards, exposed card
-  first. Slots without a face-up card are all zero. ``F = 4 + (N + 1) * (13 + S')``.
-* ``"globals"``: ``(G,)``: deals left / P (0 without stock), completed runs / runs to win,
-  completed runs per suit / copies of that suit (4 values), then for variants with visible pile
-  tops ``P`` one-hot card slots like the column slots. ``G = 6 (+ P * (13 + S'))``.
-* ``"flat"`` concatenates ``columns.ravel()`` and ``globals`` into one vector ``(C*F + G,)``.
-
-Both builders are incremental: the engine shares unchanged column tuples between a state and
-the next, so only the columns whose tuple object changed are re-encoded. The arrays a builder
+Both encoders are incremental: the engine shares unchanged column tuples between a state and
+the next, so only the columns whose tuple object changed are re-encoded. The arrays an encoder
 returns are fresh copies that it never touches again.
 """
 
@@ -37,8 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
-from spider_env.core.cards import N_RANKS
+from spider_env.core.cards import N_CARD_IDS, N_RANKS, N_SUITS
 from spider_env.core.state import State
 from spider_env.core.variants import Variant
 
@@ -47,6 +33,110 @@ NO_CARD = 0  # past the end of a column (or a dealt pile)
 FACE_DOWN = 1  # a face-down card
 CARD_OFFSET = 2  # a face-up card is CARD_OFFSET + card_id
 DEFAULT_FEATURE_SLOTS = 6
+OBS_MODES = ("dict", "features", "flat")
+_N_GLOBAL_SCALARS = 6  # deals left, completed runs, completed runs per suit (4)
+
+
+def card_slot_width(variant: Variant) -> int:
+    """Values per card slot of the feature encoding: 13 (one-hot rank), plus a one-hot suit of
+    ``variant.suits`` values when the variant has more than one suit."""
+    return N_RANKS + (variant.suits if variant.suits > 1 else 0)
+
+
+def feature_width(variant: Variant, slots: int) -> int:
+    """``F``, the features per column: ``4 + (slots + 1) * card_slot_width(variant)``."""
+    return 4 + (_check_slots(slots) + 1) * card_slot_width(variant)
+
+
+def globals_width(variant: Variant) -> int:
+    """``G``, the length of ``"globals"``: 6, plus a card slot per stock pile for variants whose
+    stock piles show their top card."""
+    piles = len(variant.stock) if variant.pile_top_visible else 0
+    return _N_GLOBAL_SCALARS + piles * card_slot_width(variant)
+
+
+def flat_width(variant: Variant, slots: int) -> int:
+    """Length of the ``"flat"`` observation: ``C * F + G``."""
+    return variant.n_columns * feature_width(variant, slots) + globals_width(variant)
+
+
+def slots_for_feature_width(variant: Variant, width: int) -> int:
+    """The ``feature_slots`` whose ``F`` is ``width`` (inverse of :func:`feature_width`);
+    ``ValueError`` if no slot count gives it."""
+    slots, rest = divmod(width - 4, card_slot_width(variant))
+    if width < 4 or rest or slots < 1:
+        raise ValueError(
+            f"{width} features per column is no feature layout of {variant.name} "
+            f"(F = 4 + (slots + 1) * {card_slot_width(variant)})"
+        )
+    return slots - 1
+
+
+def slots_for_flat_width(variant: Variant, width: int) -> int:
+    """The ``feature_slots`` whose ``"flat"`` length is ``width`` (inverse of
+    :func:`flat_width`); ``ValueError`` if no slot count gives it."""
+    cols, rest = divmod(width - globals_width(variant), variant.n_columns)
+    if rest or cols < 0:
+        raise ValueError(
+            f"a flat observation of {width} values is no feature layout of {variant.name} "
+            f"(C * F + G with C = {variant.n_columns}, G = {globals_width(variant)})"
+        )
+    return slots_for_feature_width(variant, cols)
+
+
+def _check_slots(slots: object) -> int:
+    if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)) or slots < 0:
+        raise ValueError(f"feature_slots must be an int >= 0, got {slots!r}")
+    return int(slots)
+
+
+def _column_high(variant: Variant, slots: int) -> np.ndarray:
+    # every feature is in [0, 1] except the face-up count / 13, bounded by L / 13
+    high = np.ones((variant.n_columns, feature_width(variant, slots)), dtype=np.float32)
+    high[:, 1] = variant.max_column_length / N_RANKS
+    return high
+
+
+def observation_space(
+    variant: Variant,
+    obs_mode: str = "dict",
+    feature_slots: int = DEFAULT_FEATURE_SLOTS,
+    mask_in_obs: bool = False,
+) -> spaces.Space[Any]:
+    """The observation space of a :class:`~spider_env.env.SpiderEnv` with these arguments.
+
+    ``"dict"``: ``Dict(tableau, deals_left, completed[, pile_tops])``; ``"features"``:
+    ``Dict(columns, globals)``; ``"flat"``: one ``Box`` of :func:`flat_width` values.
+    ``mask_in_obs`` adds ``"action_mask"`` to a ``Dict`` (``ValueError`` with ``"flat"``).
+    """
+    if obs_mode not in OBS_MODES:
+        raise ValueError(f"obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
+    _check_slots(feature_slots)  # checked in every mode: a bad value is an error, not ignored
+    if obs_mode == "flat":
+        if mask_in_obs:
+            raise ValueError(
+                "mask_in_obs=True needs a Dict observation (obs_mode 'dict' or 'features')"
+            )
+        high = np.concatenate(
+            [_column_high(variant, feature_slots).ravel(), np.ones(globals_width(variant))]
+        ).astype(np.float32)
+        return spaces.Box(np.zeros_like(high), high, dtype=np.float32)
+    d: dict[str, spaces.Space[Any]] = {}
+    if obs_mode == "dict":
+        top = CARD_OFFSET + N_CARD_IDS - 1
+        n_piles = len(variant.stock)
+        d["tableau"] = spaces.Box(0, top, (variant.n_columns, variant.max_column_length), np.int8)
+        d["deals_left"] = spaces.Discrete(n_piles + 1)
+        d["completed"] = spaces.Box(0, variant.suit_sets, (N_SUITS,), np.int8)
+        if variant.pile_top_visible:
+            d["pile_tops"] = spaces.Box(0, top, (n_piles,), np.int8)
+    else:
+        col_high = _column_high(variant, feature_slots)
+        d["columns"] = spaces.Box(0.0, col_high, col_high.shape, np.float32)
+        d["globals"] = spaces.Box(0.0, 1.0, (globals_width(variant),), np.float32)
+    if mask_in_obs:
+        d["action_mask"] = spaces.Box(0, 1, (variant.n_actions,), np.int8)
+    return spaces.Dict(d)
 
 
 # bytes.translate table: card id -> 2 + card id (ids are 0..51, so a byte each)
@@ -78,18 +168,6 @@ class TableEncoder:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._bytes = self._tab.data.cast("B")
-
-    def spec(self) -> dict[str, tuple[tuple[int, ...], int, int, Any]]:
-        """``name -> (shape, low, high, dtype)``; ``deals_left`` is a ``Discrete(high + 1)``."""
-        v = self.variant
-        out: dict[str, tuple[tuple[int, ...], int, int, Any]] = {
-            "tableau": ((self.n_columns, self.length), 0, CARD_OFFSET + 51, np.int8),
-            "deals_left": ((), 0, len(v.stock), np.int64),
-            "completed": ((4,), 0, v.suit_sets, np.int8),
-        }
-        if self.has_pile_tops:
-            out["pile_tops"] = ((len(v.stock),), 0, CARD_OFFSET + 51, np.int8)
-        return out
 
     def reset(self, state: State) -> dict[str, Any]:
         """Forget the previous game and encode ``state``."""
@@ -135,39 +213,22 @@ class FeatureEncoder:
     """Builds the learning encoding (``obs_mode="features"`` or ``"flat"``)."""
 
     def __init__(self, variant: Variant, slots: int = DEFAULT_FEATURE_SLOTS) -> None:
-        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 0:
-            raise ValueError(f"feature_slots must be an int >= 0, got {slots!r}")
         self.variant = variant
-        self.slots = slots
+        self.slots = _check_slots(slots)
         self.n_columns = variant.n_columns
-        self.suit_width = variant.suits if variant.suits > 1 else 0
-        self.card_width = N_RANKS + self.suit_width
-        self.n_features = 4 + (slots + 1) * self.card_width
+        self.card_width = card_slot_width(variant)
+        self.n_features = feature_width(variant, slots)
+        self.n_globals = globals_width(variant)
         self.n_piles = len(variant.stock)
         self.has_pile_tops = variant.pile_top_visible
-        self.n_globals = 6 + (self.n_piles * self.card_width if self.has_pile_tops else 0)
+        self._has_suit = self.card_width > N_RANKS
         self._down_norm = float(max(max(variant.face_down), 1))
-        self._up_high = variant.max_column_length / N_RANKS
         self._cols = np.zeros((self.n_columns, self.n_features), dtype=np.float32)
         self._seen: list[Any] = [None] * self.n_columns
 
-    def spec(self) -> dict[str, tuple[tuple[int, ...], float, float]]:
-        """``name -> (shape, low, high)`` of the float32 arrays (the column array's high is the
-        largest feature bound: the face-up count / 13 can exceed 1)."""
-        high = max(1.0, self._up_high)
-        return {
-            "columns": ((self.n_columns, self.n_features), 0.0, high),
-            "globals": ((self.n_globals,), 0.0, 1.0),
-        }
-
-    def column_high(self) -> np.ndarray:
-        high = np.ones((self.n_columns, self.n_features), dtype=np.float32)
-        high[:, 1] = self._up_high
-        return high
-
     def _card_slot(self, row: np.ndarray, off: int, card: int) -> None:
         row[off + card % N_RANKS] = 1.0
-        if self.suit_width:
+        if self._has_suit:
             row[off + N_RANKS + card // N_RANKS] = 1.0
 
     def reset(self, state: State) -> None:
@@ -205,12 +266,12 @@ class FeatureEncoder:
         comp = state.completed
         g[1] = min(sum(comp) / v.runs_to_win, 1.0)
         per = v.copies_per_suit
-        for s in range(4):
+        for s in range(N_SUITS):
             g[2 + s] = comp[s] / per
         if self.has_pile_tops:
             for j, pile in enumerate(state.stock):
                 if pile:
-                    self._card_slot(g, 6 + j * self.card_width, pile[0])
+                    self._card_slot(g, _N_GLOBAL_SCALARS + j * self.card_width, pile[0])
         return self._cols.copy(), g
 
 
@@ -219,6 +280,14 @@ __all__ = [
     "DEFAULT_FEATURE_SLOTS",
     "FACE_DOWN",
     "NO_CARD",
+    "OBS_MODES",
     "FeatureEncoder",
     "TableEncoder",
+    "card_slot_width",
+    "feature_width",
+    "flat_width",
+    "globals_width",
+    "observation_space",
+    "slots_for_feature_width",
+    "slots_for_flat_width",
 ]

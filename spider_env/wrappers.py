@@ -19,9 +19,8 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
-from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder
+from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder, observation_space
 
 
 def _spider(env: gym.Env[Any, Any]) -> Any:
@@ -51,19 +50,9 @@ class FeatureObservation(gym.ObservationWrapper[Any, np.int64, Any]):
         self._with_mask = bool(base.mask_in_obs)
         if self._flat and self._with_mask:
             raise ValueError("flat=True cannot carry the action mask; use flat=False")
-        col_high = self._encoder.column_high()
-        n_glob = self._encoder.spec()["globals"][0][0]
-        if self._flat:
-            high = np.concatenate([col_high.ravel(), np.ones(n_glob, dtype=np.float32)])
-            self.observation_space = spaces.Box(np.zeros_like(high), high, dtype=np.float32)
-        else:
-            d: dict[str, spaces.Space[Any]] = {
-                "columns": spaces.Box(0.0, col_high, col_high.shape, np.float32),
-                "globals": spaces.Box(0.0, 1.0, (n_glob,), np.float32),
-            }
-            if self._with_mask:
-                d["action_mask"] = spaces.Box(0, 1, (base.n_actions,), np.int8)
-            self.observation_space = spaces.Dict(d)
+        self.observation_space = observation_space(
+            base.variant, "flat" if self._flat else "features", slots, self._with_mask
+        )
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

@@ -16,7 +16,15 @@ import spider_env as se
 from spider_env.core.rules import IllegalMoveError, apply, legal_actions
 from spider_env.core.state import State
 from spider_env.env import SpiderEnv
-from spider_env.observation import FeatureEncoder, TableEncoder
+from spider_env.observation import (
+    FeatureEncoder,
+    TableEncoder,
+    feature_width,
+    flat_width,
+    globals_width,
+    slots_for_feature_width,
+    slots_for_flat_width,
+)
 from spider_env.registration import ENV_IDS
 from spider_env.wrappers import FeatureObservation, mask_fn
 
@@ -324,11 +332,31 @@ def test_feature_layout_of_a_known_column():
     assert enc.n_features == 4 + 3 * w == cols.shape[1]
 
 
+@pytest.mark.parametrize("name", sorted(se.VARIANTS))
+def test_feature_sizes_match_the_arrays_and_invert(name: str) -> None:
+    v = se.get_variant(name)
+    st = se.new_game(v, 3)
+    for slots in (0, 1, 6, 9):
+        cols, glob = FeatureEncoder(v, slots).encode(st)
+        assert cols.shape == (v.n_columns, feature_width(v, slots))
+        assert glob.shape == (globals_width(v),)
+        assert cols.size + glob.size == flat_width(v, slots)
+        assert slots_for_feature_width(v, cols.shape[1]) == slots
+        assert slots_for_flat_width(v, cols.size + glob.size) == slots
+    for bad in (0, 3, feature_width(v, 2) + 1):
+        with pytest.raises(ValueError, match="no feature layout"):
+            slots_for_feature_width(v, bad)
+    with pytest.raises(ValueError, match="no feature layout"):
+        slots_for_flat_width(v, flat_width(v, 2) + 1)
+
+
 def test_feature_wrapper_matches_obs_mode():
     a = FeatureObservation(gym.make("Spider-v0", suits=2, mask_in_obs=True))
     b = gym.make("Spider-v0", suits=2, obs_mode="features", mask_in_obs=True)
     flat = FeatureObservation(gym.make("Spider-v0", suits=2), flat=True)
     c = gym.make("Spider-v0", suits=2, obs_mode="flat")
+    assert a.observation_space == b.observation_space
+    assert flat.observation_space == c.observation_space
     for x, y in zip(masked_rollout(a, 4, 100), masked_rollout(b, 4, 100)):
         assert obs_equal(x[0], y[0]) and a.observation_space.contains(x[0])
     for x, y in zip(masked_rollout(flat, 4, 100), masked_rollout(c, 4, 100)):
