@@ -9,7 +9,7 @@ variant shows them, and the last action in words.
 
 from __future__ import annotations
 
-from spider_env.core.cards import N_RANKS, RANK_LETTERS, RANK_WORDS, SUIT_LETTERS, SUIT_SYMBOLS
+from spider_env.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, is_red
 from spider_env.core.rules import legal_actions
 from spider_env.core.state import State
 
@@ -20,22 +20,14 @@ BACK_ASCII = "##"
 CELL = 4  # characters per column ("10♥" plus a space)
 
 
-def card_text(card: int, ascii: bool = False) -> str:
-    """``"10♥"`` / ``"TH"``."""
-    r, s = card % N_RANKS, card // N_RANKS
-    if ascii:
-        return RANK_LETTERS[r] + SUIT_LETTERS[s]
-    return RANK_WORDS[r] + SUIT_SYMBOLS[s]
-
-
 def _cell(card: int | None, face_up: bool, ascii: bool, color: bool) -> str:
     if card is None:
         return " " * CELL
     if not face_up:
         text = BACK_ASCII if ascii else BACK_UNICODE
         return text.rjust(CELL - 1) + " "
-    text = card_text(card, ascii).rjust(CELL - 1)
-    if color and card // N_RANKS in (1, 2):
+    text = card_str(card, ascii).rjust(CELL - 1)
+    if color and is_red(card):
         text = RED + text + RESET
     return text + " "
 
@@ -65,7 +57,7 @@ def render_text(
     )
     stock_line = f"stock: {state.stock_cards} cards in {state.deals_left} deal(s)"
     if v.pile_top_visible:
-        tops = [card_text(p[0], ascii) if p else "--" for p in state.stock]
+        tops = [card_str(p[0], ascii) if p else "--" for p in state.stock]
         stock_line += " | pile tops: " + " ".join(tops)
     lines.append(f"runs by suit:{suits} | {stock_line}")
     lines.append(f"last action: {last_action if last_action is not None else '-'}")
@@ -94,4 +86,4 @@ def render_text(
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["card_text", "header_text", "render_text"]
+__all__ = ["header_text", "render_text"]

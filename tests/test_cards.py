@@ -9,6 +9,7 @@ from spider_env.core.cards import (
     SUIT_SYMBOLS,
     card_id,
     card_str,
+    is_red,
     parse_card,
     rank_of,
     suit_of,
@@ -31,6 +32,7 @@ def test_suits_order_and_colours() -> None:
     assert SUIT_SYMBOLS == "♠♥♦♣"
     assert frozenset({1, 2}) == RED_SUITS
     assert [card_str(card_id(s, 1)) for s in range(4)] == ["AS", "AH", "AD", "AC"]
+    assert [is_red(card_id(s, 7)) for s in range(4)] == [False, True, True, False]
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ RANK_WORDS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 N_SUITS = 4
 N_RANKS = 13
 N_CARD_IDS = N_SUITS * N_RANKS  # 52 distinct card ids; a deck may hold several copies of each
-RED_SUITS = frozenset({1, 2})
+RED_SUITS = frozenset({1, 2})  # hearts, diamonds
 
 
 def card_id(suit: int, rank: int) -> int:
@@ -39,8 +39,14 @@ def suit_of(card: int) -> int:
     return card // N_RANKS
 
 
+def is_red(card: int) -> bool:
+    """True for hearts and diamonds (:data:`RED_SUITS`)."""
+    return card // N_RANKS in RED_SUITS
+
+
 def card_str(card: int, ascii: bool = True) -> str:
-    """``"TS"`` (ascii) or ``"10♠"`` (unicode)."""
+    """The card's text, the one spelling of cards everywhere: ``"TS"`` (``ascii=True``, the
+    form of deal and state texts) or ``"10♠"`` (``ascii=False``, unicode suit symbols)."""
     r, s = card % N_RANKS, card // N_RANKS
     if ascii:
         return RANK_LETTERS[r] + SUIT_LETTERS[s]
