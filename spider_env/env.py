@@ -329,8 +329,12 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         self._table = TableEncoder(v) if obs_mode == "dict" else None
         self._features = FeatureEncoder(v, feature_slots) if obs_mode != "dict" else None
 
-        # info["variant"]: the registered name, or the Variant itself when its options differ
-        self._variant_info: str | Variant = v.name if VARIANTS.get(v.name) == v else v
+        if v.name not in VARIANTS:
+            raise ValueError(
+                f"variant {v.name!r} is not registered; register it first with "
+                "spider_env.core.variants.register_variant (info['variant'] names it)"
+            )
+        self._variant_spec = v.spec_text()  # info["variant"]; get_variant() gives v back
         self._state: State | None = None
         self._mask = np.zeros(self.n_actions, dtype=bool)
         self._done = False
@@ -539,7 +543,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             "illegal_action": illegal,
             "deal": self._deal_name,
             "deal_number": self._deal_number,
-            "variant": self._variant_info,
+            "variant": self._variant_spec,
         }
 
 

@@ -164,9 +164,23 @@ def test_registry() -> None:
     assert classic(4).suit_ids == (0, 1, 2, 3) and classic(2).suit_ids == (0, 1)
 
 
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_spec_text_gives_the_variant_back(name: str) -> None:
+    base = get_variant(name)
+    assert base.spec_text() == name
+    for v in (base.with_options(undo=True), base.with_options(runs_to_win=1, free_columns=0)):
+        assert get_variant(v.spec_text()) == v
+
+
 def test_registry_errors() -> None:
     with pytest.raises(ValueError, match="unknown variant 'nope'"):
         get_variant("nope")
+    with pytest.raises(ValueError, match="unknown variant 'nope'"):
+        get_variant("nope undo=true")
+    with pytest.raises(ValueError, match="variant option 'undo=maybe'"):
+        get_variant("spider-4suit undo=maybe")
+    with pytest.raises(ValueError, match="not registered"):
+        Variant(name="test-unregistered", suits=1).spec_text()
     with pytest.raises(TypeError):
         get_variant(4)  # type: ignore[arg-type]
     for bad in (3, 0, True):

@@ -702,8 +702,19 @@ def test_pysol_game_option():
     assert env.action_masks().any()
 
 
-def test_info_names_the_variant():
+def test_info_variant_is_a_string_that_gives_the_variant_back():
     assert SpiderEnv(suits=2).reset(seed=0)[1]["variant"] == "spider-2suit"
-    env = SpiderEnv(suits=2, undo=True)
-    v = env.reset(seed=0)[1]["variant"]
-    assert v == env.variant and v.undo and se.get_variant(v) is v
+    for env in (
+        SpiderEnv(suits=2, undo=True),
+        SpiderEnv(variant=se.get_variant("spider-relaxed-1suit").with_options(runs_to_win=3)),
+    ):
+        text = env.reset(seed=0)[1]["variant"]
+        assert isinstance(text, str)
+        assert se.get_variant(text) == env.variant
+    assert SpiderEnv(suits=2, undo=True).reset(seed=0)[1]["variant"] == "spider-2suit undo=true"
+
+
+def test_unregistered_variant_is_refused_by_the_env():
+    v = se.Variant(name="test-unregistered", suits=1)
+    with pytest.raises(ValueError, match="not registered"):
+        SpiderEnv(variant=v)

@@ -221,6 +221,14 @@ class Variant:
                 parts.append(f"{f.name}={_format_value(mine)}")
         return " ".join(parts)
 
+    def spec_text(self) -> str:
+        """The variant as one string that :func:`get_variant` turns back into an equal variant:
+        the registered name, then :meth:`options_text` when options differ
+        (``"spider-4suit"``, ``"spider-4suit undo=true"``); ``ValueError`` if the name is not
+        registered."""
+        opts = self.options_text()
+        return f"{self.name} {opts}" if opts else self.name
+
 
 def _format_value(value: Any) -> str:
     if isinstance(value, bool):
@@ -416,17 +424,20 @@ PYSOL_SPIDER = {s: register_variant(_pysol(s)) for s in (1, 2, 4)}
 
 
 def get_variant(name: str | Variant) -> Variant:
-    """Look a variant up by name (a ``Variant`` is returned as is)."""
+    """Look a variant up by its name or by a :meth:`Variant.spec_text` (the name, then
+    ``key=value`` options: ``"spider-4suit undo=true"``); a ``Variant`` is returned as is."""
     if isinstance(name, Variant):
         return name
     if not isinstance(name, str):
         raise TypeError(f"variant must be a name or a Variant, got {type(name).__name__}")
+    base_name, _, options = name.strip().partition(" ")
     try:
-        return VARIANTS[name]
+        base = VARIANTS[base_name]
     except KeyError:
         raise ValueError(
-            f"unknown variant {name!r}; known: {', '.join(sorted(VARIANTS))}"
+            f"unknown variant {base_name!r}; known: {', '.join(sorted(VARIANTS))}"
         ) from None
+    return parse_options(base, options) if options.strip() else base
 
 
 def classic(suits: int) -> Variant:
