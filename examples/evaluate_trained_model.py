@@ -63,6 +63,9 @@ def evaluate_model(
     model = cls.load(str(model_path), device="cpu")
     model.set_random_seed(seed)
     n = min(n_envs, len(deals))
+    # Env i plays the deals of parts[i] in order, as many as evaluate_policy asks of it: its
+    # k-th episode is deal parts[i][k] (the deal number is not in info, on purpose).
+    parts = split_deals(list(deals), n)
     fns: list[Callable[[], Any]] = [
         functools.partial(
             make_env,
@@ -75,7 +78,7 @@ def evaluate_model(
             max_episode_steps=steps,
             feature_slots=kw.get("feature_slots", 6),
         )
-        for part in split_deals(list(deals), n)
+        for part in parts
     ]
     env = DummyVecEnv(fns)
     records: list[dict[str, Any]] = []
@@ -85,9 +88,10 @@ def evaluate_model(
         info = locals_["info"]
         illegal[0] += bool(info.get("illegal_action"))
         if locals_["done"]:
+            i = int(locals_["i"])  # the env; episode_counts[i] episodes of it ended before
             records.append(
                 {
-                    "deal": int(info["deal_number"]),
+                    "deal": int(parts[i][int(locals_["episode_counts"][i])]),
                     "won": bool(info["is_success"]),
                     "runs": int(info["completed_runs"]),
                     "steps": int(info["episode"]["l"]),

@@ -3,22 +3,36 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 from typing import Any
 
+import gymnasium
+import numpy as np
 import pytest
 from spider_env.agents import GreedyAgent, RandomAgent
 
 import spider_env
 from spider_env.apps.evaluation import (
+    MAX_DEALS,
     EvaluationResult,
+    WorkerError,
     compare,
     evaluate,
     mcnemar_exact,
     parse_deals,
+    players,
+    runner,
     wilson_interval,
 )
+from spider_env.apps.evaluation.episode import agent_seed
 
 
 # --- statistics ----------------------------------------------------------------------------------
@@ -112,13 +126,28 @@ def test_evaluate_is_reproducible_and_matches_a_manual_rollout(result: Evaluatio
     evaluate([agent], [0], suits=2, max_steps=20)
     with pytest.raises(ValueError, match="made for spider-1suit"):
         evaluate([GreedyAgent("spider-1suit")], [0], suits=2)
+    # A rollout by hand (same env, same per-deal agent seed) gives the evaluation's record.
+    env = gymnasium.make("Spider-v0", suits=1, max_episode_steps=300)
+    player = RandomAgent("spider-1suit")
+    player.reset(seed=agent_seed(0, 4))
+    obs, info = env.reset(options={"deal": 4})
+    steps, done = 0, False
+    while not done:
+        obs, _, terminated, truncated, info = env.step(player.act(obs, info["action_mask"], info))
+        steps, done = steps + 1, terminated or truncated
+    rec = result.records_of("random")[4]
+    assert rec.deal == 4
+    assert (rec.score, rec.moves, rec.steps) == (info["score"], info["moves"], steps)
 
 
-def test_evaluate_with_jobs_gives_the_same_records(result: EvaluationResult) -> None:
-    par = evaluate(["random", "greedy"], "0:6", suits=1, max_steps=300, jobs=2)
+def test_evaluate_with_jobs_gives_the_same_records_and_never_more_workers_than_cores(
+    result: EvaluationResult, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    par = evaluate(["random", "greedy"], "0:6", suits=1, max_steps=300, jobs=8)
     key = [(r.agent, r.deal, r.won, r.score, r.steps) for r in par.records]
     assert key == [(r.agent, r.deal, r.won, r.score, r.steps) for r in result.records]
-    assert par.jobs == 2
+    assert par.jobs == 2  # 8 asked, 2 cores
 
 
 def test_table_and_files(result: EvaluationResult, tmp_path: Any) -> None:
@@ -171,12 +200,222 @@ def test_public_api_export() -> None:
 def test_progress_without_tqdm(monkeypatch: Any, capsys: Any) -> None:
     import sys
 
-    from spider_env.apps.evaluation import _Progress
+    from spider_env.apps.evaluation.progress import Progress
 
     monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError
-    bar = _Progress(3, True, "spider-1suit")
+    bar = Progress(3, True, "spider-1suit")
     assert bar.bar is None
     for _ in range(3):
         bar.update(1)
     bar.close()
     assert "spider-1suit: 3/3 deals" in capsys.readouterr().err
+
+
+# --- jobs ----------------------------------------------------------------------------------------
+def test_jobs_are_capped_to_the_work_and_the_cores(monkeypatch: Any) -> None:
+    def no_workers(*args: Any) -> None:
+        raise AssertionError("worker processes started for work one process does")
+
+    monkeypatch.setattr(runner, "play_in_workers", no_workers)
+    assert evaluate("random", [0], suits=1, max_steps=5, jobs=4).jobs == 1  # one game
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    res = evaluate(["random", "greedy"], range(4), suits=1, max_steps=5, jobs=2)
+    assert res.jobs == 1 and len(res.records) == 8
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs 2 cores to start 2 workers")
+def test_unguarded_script_with_jobs_fails_promptly_saying_what_to_do(tmp_path: Path) -> None:
+    # The README example saved as a script without `if __name__ == "__main__":`: spawned
+    # workers import the script again and cannot start. That used to restart them forever.
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import spider_env
+
+            spider_env.evaluate(["random", "greedy"], range(20), suits=1, jobs=2)
+            """
+        )
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its workers too are ended if it hangs
+    )
+    try:
+        _, err = proc.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("evaluate(jobs=2) in an unguarded script did not end")
+    assert proc.returncode != 0
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"{WorkerError.__module__}.WorkerError: ")
+    assert 'if __name__ == "__main__":' in last and "jobs=1" in last
+
+
+# --- deals and step limits -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "deals",
+    ["0:100000000000", "0:10,20:3000000", range(10**11), range(2**70), itertools.count()],
+)
+def test_too_many_deals_are_refused_before_anything_is_played(deals: Any) -> None:
+    with pytest.raises(ValueError, match=f"at most {MAX_DEALS:,}"):
+        evaluate("random", deals, suits=1)
+
+
+def test_parse_deals_refuses_a_huge_range() -> None:
+    with pytest.raises(ValueError, match="names 100,000,000,000 deals"):
+        parse_deals("0:100000000000")
+    assert len(parse_deals(f"0:{MAX_DEALS}")) == MAX_DEALS
+
+
+@pytest.mark.parametrize(
+    ("deals", "error", "match"),
+    [
+        ([1.5], TypeError, "deal 1.5 is not an int"),
+        (7, TypeError, "got 7"),
+        (["3"], TypeError, "deal '3' is not an int"),
+        ([True], TypeError, "deal True is not an int"),
+        ([-1], ValueError, "deal number -1 is out of range"),
+        ([2**64], ValueError, f"deal number {2**64} is out of range"),
+        (range(-2, 3), ValueError, "deal number -2 is out of range"),
+        ([4, 5, 4], ValueError, "deal 4 is listed more than once"),
+    ],
+)
+def test_bad_deals_are_refused_naming_the_value(deals: Any, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        evaluate("random", deals, suits=1, max_steps=5)
+
+
+def test_deals_may_be_numpy_integers_up_to_2_to_the_64() -> None:
+    res = evaluate("random", np.array([2**64 - 1, 3], dtype=np.uint64), suits=1, max_steps=5)
+    assert res.deals == [2**64 - 1, 3] and all(type(d) is int for d in res.deals)
+
+
+def test_max_steps_none_plays_and_reports_the_envs_default_limit() -> None:
+    limit = gymnasium.spec("Spider-v0").max_episode_steps
+    assert isinstance(limit, int)
+    res = evaluate("random", [0], suits=1, max_steps=None)
+    assert res.max_steps == limit and res.to_dict()["max_steps"] == limit
+    assert f"max {limit} steps" in res.table()
+    (rec,) = res.records
+    assert rec.steps == limit and rec.truncated  # random loses deal 0, at the limit
+
+
+@pytest.mark.parametrize("max_steps", [0, -5, 2.5, True, "100"])
+def test_bad_max_steps_are_refused(max_steps: Any) -> None:
+    with pytest.raises(ValueError, match="max_steps must be a positive int"):
+        evaluate("random", [0], suits=1, max_steps=max_steps)
+
+
+class _HideDeal(gymnasium.Wrapper[Any, Any, Any, Any]):
+    """Takes the deal's identity out of info (as the env does now) and logs the reward of
+    the first game of each deal number it is reset with."""
+
+    def __init__(self, env: Any, log: dict[int, float]) -> None:
+        super().__init__(env)
+        self.log: dict[int, float] = log
+        self.deal: int | None = None
+
+    def reset(self, **kwargs: Any) -> Any:
+        deal = int((kwargs.get("options") or {})["deal"])
+        self.deal = None if deal in self.log else deal
+        if self.deal is not None:
+            self.log[self.deal] = 0.0
+        obs, info = self.env.reset(**kwargs)
+        return obs, self._hide(info)
+
+    def step(self, action: Any) -> Any:
+        obs, r, term, trunc, info = self.env.step(action)
+        if self.deal is not None:
+            self.log[self.deal] += float(r)
+        return obs, r, term, trunc, self._hide(info)
+
+    @staticmethod
+    def _hide(info: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in info.items() if k not in ("deal", "deal_number")}
+
+
+def test_evaluation_knows_the_deal_without_info_naming_it(monkeypatch: Any) -> None:
+    log: dict[int, float] = {}
+    made = runner.make_env
+    monkeypatch.setattr(runner, "make_env", lambda *a, **k: _HideDeal(made(*a, **k), log))
+    res = evaluate("random", [9, 2, 5], suits=1, max_steps=40)
+    assert [r.deal for r in res.records] == [9, 2, 5]
+    assert {r.deal: r.reward for r in res.records} == pytest.approx(log)
+
+
+def test_model_example_knows_the_deal_without_info_naming_it(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.monitor import Monitor
+
+    from spider_env.wrappers import DealRange
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "examples"))
+    import evaluate_trained_model
+
+    env = gymnasium.make("Spider-v0", suits=1, obs_mode="flat")
+    MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, policy_kwargs={"net_arch": [8]}).save(
+        tmp_path / "model.zip"
+    )
+    (tmp_path / "model.json").write_text(
+        json.dumps({"algo": "MaskablePPO", "env_kwargs": {"suits": 1, "obs_mode": "flat"}})
+    )
+    log: dict[int, float] = {}
+
+    def make_env(suits: int, deals: Any, order: str, **kw: Any) -> Any:
+        steps = kw.pop("max_episode_steps")
+        base = gymnasium.make("Spider-v0", suits=suits, max_episode_steps=steps, **kw)
+        return Monitor(DealRange(_HideDeal(base, log), deals, order=order))
+
+    monkeypatch.setattr(evaluate_trained_model, "make_env", make_env)
+    deals = [11, 3, 8, 20, 6]
+    res = evaluate_trained_model.evaluate_model(
+        tmp_path / "model.zip", deals, n_envs=2, max_episode_steps=12
+    )
+    assert sorted(log) == sorted(deals)
+    assert {r["deal"]: r["reward"] for r in res["records"]} == pytest.approx(log)
+
+
+# --- trained models: most likely or sampled actions ---------------------------------------------
+def test_deterministic_reaches_make_agent_for_model_paths_only(monkeypatch: Any) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+
+    class Model(RandomAgent):
+        def __init__(self, variant: Any, deterministic: bool) -> None:
+            super().__init__(variant)
+            self.deterministic = deterministic
+            self.name = "m.zip (most likely)" if deterministic else "m.zip (sampled)"
+
+    def fake_make_agent(spec: str, variant: Any, **kw: Any) -> Any:
+        calls.append((spec, kw))
+        if spec == "m.zip":
+            return Model(variant, kw.get("deterministic", False))
+        return RandomAgent(variant)
+
+    monkeypatch.setattr(players, "make_agent", fake_make_agent)
+    res = evaluate(["random", "m.zip"], [0], suits=1, max_steps=5, deterministic=True)
+    assert calls == [("random", {}), ("m.zip", {"deterministic": True})]
+    assert res.agents == ["random", "m.zip (most likely)"]
+    assert res.summary("m.zip (most likely)").deterministic is True
+    assert res.summary("random").deterministic is None
+    assert "m.zip (most likely)" in res.table()
+    assert res.to_dict()["summaries"][1]["deterministic"] is True
+    calls.clear()
+    res = evaluate(["m.zip"], [0], suits=1, max_steps=5)
+    assert calls == [("m.zip", {})]  # None: the model's sidecar decides
+    assert res.agents == ["m.zip (sampled)"] and res.summaries[0].deterministic is False
+
+
+def test_deterministic_without_a_model_agent_is_refused() -> None:
+    with pytest.raises(ValueError, match="deterministic applies to agents given as model paths"):
+        evaluate(["random", "greedy"], [0], suits=1, deterministic=True)
+    with pytest.raises(TypeError, match="deterministic must be True, False or None"):
+        evaluate(["random"], [0], suits=1, deterministic="yes")  # type: ignore[arg-type]

@@ -1,0 +1,98 @@
+"""Playing one agent on one deal: the env every evaluation uses and the game loop.
+
+The deal is identified by the number the env is reset with (``options={"deal": n}``);
+nothing here reads the deal's identity back from ``info``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+import spider_env  # noqa: F401  (registers Spider-v0)
+from spider_env.apps.evaluation.results import DealRecord
+from spider_env.core.variants import Variant
+
+ENV_ID = "Spider-v0"
+
+
+class AgentError(RuntimeError):
+    """An agent broke the protocol (chose an illegal action)."""
+
+
+def step_limit(max_steps: int | None) -> int:
+    """The step limit a game is played with: ``max_steps``, or for ``None`` the limit
+    ``gymnasium.make("Spider-v0")`` applies by default (``max_episode_steps`` of its spec).
+
+    There is no "no limit": a lost game of Spider can go on forever.
+    """
+    if max_steps is None:
+        limit = gymnasium.spec(ENV_ID).max_episode_steps
+        if limit is None:
+            raise ValueError(f"{ENV_ID} is registered without a step limit: give max_steps")
+        return int(limit)
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise ValueError(
+            f"max_steps must be a positive int (or None for the env's default), got {max_steps!r}"
+        )
+    return max_steps
+
+
+def agent_seed(seed: int, deal: int) -> int:
+    """The agent's seed for one deal (independent of jobs and order)."""
+    return int(np.random.SeedSequence([seed, deal]).generate_state(1, np.uint32)[0])
+
+
+def make_env(variant: Variant, max_steps: int | None, **kwargs: Any) -> Any:
+    """``gymnasium.make("Spider-v0", variant=..., max_episode_steps=...)`` (``None``: the
+    registered default limit, see :func:`step_limit`)."""
+    return gymnasium.make(
+        ENV_ID,
+        variant=variant,
+        max_episode_steps=max_steps,
+        disable_env_checker=True,
+        **kwargs,
+    )
+
+
+def play_episode(
+    env: Any, agent: Any, deal: int, seed: int = 0, name: str = "agent"
+) -> tuple[DealRecord, list[int], list[float]]:
+    """Play deal number ``deal`` to its end; returns the record, the actions and the rewards.
+    ``AgentError`` if the agent chooses an illegal action."""
+    t0 = time.perf_counter()
+    if hasattr(agent, "reset"):
+        agent.reset(seed=agent_seed(seed, deal))
+    obs, info = env.reset(options={"deal": deal})
+    actions: list[int] = []
+    rewards: list[float] = []
+    terminated = truncated = not info["action_mask"].any()
+    while not (terminated or truncated):
+        mask = info["action_mask"]
+        a = int(agent.act(obs, mask, info))
+        if not (0 <= a < mask.size and mask[a]):
+            raise AgentError(
+                f"agent {name!r} chose illegal action {a} on deal {deal} at step {len(actions)}"
+            )
+        obs, r, terminated, truncated, info = env.step(a)
+        actions.append(a)
+        rewards.append(float(r))
+    rec = DealRecord(
+        agent=name,
+        deal=deal,
+        won=bool(info["is_success"]),
+        completed_runs=int(info["completed_runs"]),
+        score=int(info["score"]),
+        moves=int(info["moves"]),
+        steps=len(actions),
+        reward=round(float(sum(rewards)), 6),
+        truncated=bool(truncated and not terminated),
+        seconds=round(time.perf_counter() - t0, 6),
+    )
+    return rec, actions, rewards
+
+
+__all__ = ["AgentError", "agent_seed", "make_env", "play_episode", "step_limit"]

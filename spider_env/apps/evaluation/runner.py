@@ -1,0 +1,146 @@
+"""The evaluation itself: :func:`evaluate` checks its arguments, builds the agents, plays every
+agent on every deal (in this process or in worker processes) and summarises."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from spider_env.apps.evaluation.deals import deal_list
+from spider_env.apps.evaluation.episode import make_env, play_episode, step_limit
+from spider_env.apps.evaluation.players import agent_names, build_agent, is_model_spec, model_mode
+from spider_env.apps.evaluation.progress import Progress
+from spider_env.apps.evaluation.results import DealRecord, EvaluationResult, compare, summarise
+from spider_env.apps.evaluation.workers import make_chunks, play_in_workers, usable_jobs
+from spider_env.core.variants import VARIANTS, Variant, resolve_variant
+
+
+def evaluate(
+    agents: Any,
+    deals: Iterable[int] | str = "0:1000",
+    *,
+    variant: str | Variant | None = None,
+    suits: int | None = None,
+    undo: bool = False,
+    jobs: int = 1,
+    max_steps: int | None = None,
+    seed: int = 0,
+    alpha: float = 0.05,
+    progress: bool = False,
+    env_kwargs: dict[str, Any] | None = None,
+    on_record: Callable[[DealRecord], None] | None = None,
+    deterministic: bool | None = None,
+) -> EvaluationResult:
+    """Play each agent on the same deals and summarise (see :mod:`spider_env.apps.evaluation`).
+
+    Args:
+        agents: one agent or a list: names (``"random"``, ``"greedy"``, ``"lookahead"``),
+            paths of SB3 ``.zip`` models, or agent objects (objects must pickle for ``jobs > 1``).
+        deals: deal numbers (a ``range`` or an iterable of ints in ``0 .. 2**64-1``), or a
+            range text like ``"0:1000"`` (see :func:`parse_deals`); at most ``MAX_DEALS``
+            (1,000,000) deals, none twice.
+        variant / suits / undo: the game (default classic 4-suit Spider).
+        jobs: worker processes (``multiprocessing``, spawn), capped to the number of games
+            and to ``os.cpu_count()`` (``result.jobs`` is the number used); results do not
+            depend on it. With ``jobs > 1``, call ``evaluate`` under
+            ``if __name__ == "__main__":`` in a script: the workers import the script again
+            (``WorkerError`` otherwise).
+        max_steps: the step limit of every game (``TimeLimit``); ``None``: the env's default
+            limit (that of ``gymnasium.make("Spider-v0")``, 1000). There is no unlimited
+            play (a lost game never ends); ``result.max_steps`` is the limit used.
+        seed: base of the per-deal agent seeds.
+        alpha: significance level of the paired comparisons.
+        progress: show a progress bar (tqdm if installed).
+        env_kwargs: more ``SpiderEnv`` arguments (e.g. ``reward_mode``).
+        on_record: called with each :class:`DealRecord` as it is played.
+        deterministic: for agents given as model paths: ``True`` plays the most likely
+            action, ``False`` samples actions, ``None`` does what the model's sidecar says
+            (else samples). The agent's name in the result says which (e.g.
+            ``model.zip (sampled)``), as does ``AgentSummary.deterministic``.
+    """
+    v = resolve_variant(variant, suits, undo)
+    specs = list(agents) if isinstance(agents, (list, tuple)) else [agents]
+    if not specs:
+        raise ValueError("give at least one agent")
+    games = deal_list(deals)
+    if not games:
+        raise ValueError("give at least one deal")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive int, got {jobs!r}")
+    limit = step_limit(max_steps)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must be a number between 0 and 1, got {alpha!r}")
+    if deterministic is not None:
+        if not isinstance(deterministic, bool):
+            raise TypeError(f"deterministic must be True, False or None, got {deterministic!r}")
+        if not any(is_model_spec(s) for s in specs):
+            raise ValueError(
+                "deterministic applies to agents given as model paths (.zip), and none is"
+            )
+    env_kwargs = dict(env_kwargs or {})
+    # Fail early (unknown names, missing model files) before starting any process.
+    built = [build_agent(s, v, deterministic) for s in specs]
+    names = agent_names(specs, built)
+    jobs = usable_jobs(jobs, len(specs) * len(games))
+
+    t0 = time.perf_counter()
+    per_agent: list[list[DealRecord]] = [[] for _ in specs]
+    bar = Progress(len(specs) * len(games), progress, f"{v.name}")
+
+    def done(i: int, recs: list[DealRecord]) -> None:
+        per_agent[i].extend(recs)
+        if on_record:
+            for rec in recs:
+                on_record(rec)
+        bar.update(len(recs))
+
+    try:
+        if jobs == 1:
+            env = make_env(v, limit, **env_kwargs)
+            try:
+                for i, agent in enumerate(built):
+                    for d in games:
+                        done(i, [play_episode(env, agent, d, seed, names[i])[0]])
+            finally:
+                env.close()
+        else:
+            chunks = make_chunks(
+                specs,
+                names,
+                games,
+                jobs,
+                variant=v,
+                max_steps=limit,
+                seed=seed,
+                env_kwargs=env_kwargs,
+                deterministic=deterministic,
+            )
+            play_in_workers(chunks, jobs, done)
+    finally:
+        bar.close()
+    order = {d: k for k, d in enumerate(games)}
+    for recs in per_agent:
+        recs.sort(key=lambda r: order[r.deal])
+    result = EvaluationResult(
+        variant=v.name,
+        variant_options=v.options_text() if v.name in VARIANTS else "",
+        deals=games,
+        agents=names,
+        max_steps=limit,
+        seed=seed,
+        records=[r for recs in per_agent for r in recs],
+        wall_seconds=time.perf_counter() - t0,
+        jobs=jobs,
+        alpha=alpha,
+    )
+    result.summaries = [
+        summarise(names[i], per_agent[i], model_mode(built[i])) for i in range(len(specs))
+    ]
+    for i in range(len(specs)):
+        for j in range(i + 1, len(specs)):
+            result.comparisons.append(compare(per_agent[i], per_agent[j], alpha))
+    return result
+
+
+__all__ = ["evaluate"]
