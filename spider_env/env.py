@@ -345,6 +345,19 @@ class SpiderEnv(gym.Env[Any, np.int64]):
 
     # --- public helpers --------------------------------------------------------------------
     @property
+    def deal_name(self) -> str:
+        """The deal being played, for tools (not for agents: it determines the hidden cards):
+        ``"spider-4suit#123"``, ``"custom"`` (``deal_text``), ``"state"`` (``state`` /
+        ``state_text``), ``"pysolfc-11#5"``; ``""`` before the first reset."""
+        return self._deal_name
+
+    @property
+    def deal_number(self) -> int:
+        """The deal number in the engine's generator of the deal being played (``-1`` when the
+        start was not a generated deal, or before the first reset); for tools, not agents."""
+        return self._deal_number
+
+    @property
     def state(self) -> State:
         """The engine's full current state (HIDDEN cards included: not for agents)."""
         if self._state is None:
@@ -541,8 +554,6 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             "is_success": runs >= self.variant.runs_to_win,
             "legal_action_count": n_legal,
             "illegal_action": illegal,
-            "deal": self._deal_name,
-            "deal_number": self._deal_number,
             "variant": self._variant_spec,
         }
 

@@ -83,6 +83,8 @@ class SpiderMethods(gym.Wrapper[Any, np.int64, Any, np.int64], gym.utils.RecordC
 
     FORWARDED = (
         "action_masks",
+        "deal_name",
+        "deal_number",
         "decode_action",
         "describe_action",
         "encode_action",
@@ -163,7 +165,8 @@ class DealRange(gym.Wrapper[Any, Any, Any, Any]):
     own RNG (seeded by ``reset(seed=...)``, like the env's). ``order="cycle"``: deals in
     order, wrapping around; ``restart()`` goes back to the first one. An explicit
     ``reset(options={...})`` (a deal, a deal text, a state) is passed through untouched.
-    ``info["deal_number"]`` names the deal played.
+    :attr:`chosen_deal_number` is the deal number this wrapper chose at the last reset (the
+    env's ``deal_number`` names the deal played in every case); neither is in ``info``.
     """
 
     def __init__(
@@ -176,6 +179,13 @@ class DealRange(gym.Wrapper[Any, Any, Any, Any]):
         self.order = order
         self._next = 0
         self._rng = np.random.default_rng()
+        self._chosen: int | None = None
+
+    @property
+    def chosen_deal_number(self) -> int | None:
+        """The deal number chosen at the last reset; ``None`` before the first reset or when
+        that reset's ``options`` chose the start."""
+        return self._chosen
 
     def restart(self) -> None:
         """Cycle order: the next ``reset`` plays the first deal again."""
@@ -187,12 +197,14 @@ class DealRange(gym.Wrapper[Any, Any, Any, Any]):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         if options:
+            self._chosen = None
             return self.env.reset(seed=seed, options=options)
         if self.order == "random":
             number = int(self.deals[int(self._rng.integers(0, len(self.deals)))])
         else:
             number = int(self.deals[self._next % len(self.deals)])
             self._next += 1
+        self._chosen = number
         return self.env.reset(seed=seed, options={"deal": number})
 
     def action_masks(self) -> np.ndarray:

@@ -38,8 +38,6 @@ INFO_KEYS = {
     "is_success",
     "legal_action_count",
     "illegal_action",
-    "deal",
-    "deal_number",
     "variant",
 }
 
@@ -196,7 +194,7 @@ def test_mask_is_exact_and_never_empty_before_the_end(name):
             assert mask.dtype == np.bool_ and mask.shape == (env.action_space.n,)
             assert np.flatnonzero(mask).tolist() == legal
             assert info["action_mask"] is mask or np.array_equal(info["action_mask"], mask)
-            assert set(info) >= INFO_KEYS
+            assert set(info) == INFO_KEYS
             assert info["legal_action_count"] == len(legal)
             assert terminated == (not legal)
             assert info["is_success"] == state.won
@@ -366,6 +364,15 @@ def test_feature_wrapper_matches_obs_mode():
         FeatureObservation(gym.make("CartPole-v1"))
 
 
+NO_LEAK_CASES = [
+    ("spider-4suit", {"mask_in_obs": True}),
+    ("spider-1suit", {"obs_mode": "features"}),
+    ("spider-2suit", {"obs_mode": "flat"}),
+    ("spider-tournament-2suit", {"mask_in_obs": True}),
+    ("spiderette-4suit", {}),
+]
+
+
 def hide_differently(st: State, seed: int) -> State:
     """The same player's view with the face-down cards and the stock order shuffled."""
     rng = random.Random(seed)
@@ -386,16 +393,37 @@ def hide_differently(st: State, seed: int) -> State:
     return st.replace(cols=cols, stock=stock)
 
 
-@pytest.mark.parametrize(
-    "name, kwargs",
-    [
-        ("spider-4suit", {"mask_in_obs": True}),
-        ("spider-1suit", {"obs_mode": "features"}),
-        ("spider-2suit", {"obs_mode": "flat"}),
-        ("spider-tournament-2suit", {"mask_in_obs": True}),
-        ("spiderette-4suit", {}),
-    ],
-)
+@pytest.mark.parametrize("name, kwargs", NO_LEAK_CASES)
+def test_no_leak_of_the_deal_identity(name, kwargs):
+    # A generated deal (its number determines every hidden card) and the same player's view
+    # with other hidden cards, started from a State: observations, masks and infos must not
+    # tell them apart, at the start and later in the game.
+    env_a, env_b = SpiderEnv(variant=name, **kwargs), SpiderEnv(variant=name, **kwargs)
+    oa, ia = env_a.reset(seed=5)
+    ob, ib = env_b.reset(options={"state": hide_differently(env_a.state, 0)})
+    assert env_a.deal_number >= 0 and env_b.deal_number == -1
+    assert env_a.state.key() != env_b.state.key()
+    assert obs_equal(oa, ob) and info_equal(ia, ib)
+    for out in masked_rollout(env_a, 5, 200):
+        st = env_a.state
+        quiet = [a for a in legal_actions(st) if not turns_something_up(st, a)]
+        if st.moves and quiet:
+            oa, ia = out[0], out[4]
+            break
+    else:
+        pytest.fail("no position with an action that turns nothing up")
+    ob, ib = env_b.reset(options={"state": hide_differently(st, 1)})
+    assert obs_equal(oa, ob) and info_equal(ia, ib)
+    sa, sb = env_a.step(quiet[0]), env_b.step(quiet[0])
+    assert obs_equal(sa[0], sb[0]) and sa[1:4] == sb[1:4] and info_equal(sa[4], sb[4])
+
+
+def turns_something_up(st: State, a: int) -> bool:
+    nxt = apply(st, a)
+    return nxt.reveals != st.reveals or nxt.deals != st.deals
+
+
+@pytest.mark.parametrize("name, kwargs", NO_LEAK_CASES)
 def test_no_leak_of_hidden_cards(name, kwargs):
     env_a, env_b = SpiderEnv(variant=name, **kwargs), SpiderEnv(variant=name, **kwargs)
     for _obs, *_ in masked_rollout(env_a, 11, 40):
@@ -567,30 +595,39 @@ def test_same_seed_same_deal_and_rollout():
     assert a.unwrapped.state == b.unwrapped.state
 
 
+def deal_names(env: SpiderEnv, seed: int, n: int) -> list[str]:
+    """The deals of ``reset(seed=seed)`` and ``n - 1`` unseeded resets after it."""
+    names = []
+    for i in range(n):
+        env.reset(seed=seed if i == 0 else None)
+        names.append(env.deal_name)
+    return names
+
+
 def test_reset_without_seed_continues_the_rng():
     env = SpiderEnv()
-    names = [env.reset(seed=9)[1]["deal"]] + [env.reset()[1]["deal"] for _ in range(3)]
+    names = deal_names(env, 9, 4)
     assert len(set(names)) == 4
-    again = [env.reset(seed=9)[1]["deal"]] + [env.reset()[1]["deal"] for _ in range(3)]
-    assert names == again
-    assert env.reset(seed=10)[1]["deal"] != names[0]
+    assert deal_names(env, 9, 4) == names
+    assert deal_names(env, 10, 1) != names[:1]
 
 
 def test_deal_options():
     env = SpiderEnv(suits=2)
-    _obs, info = env.reset(options={"deal": 42})
-    assert info["deal"] == "spider-2suit#42" and info["deal_number"] == 42
+    assert (env.deal_name, env.deal_number) == ("", -1)
+    env.reset(options={"deal": 42})
+    assert (env.deal_name, env.deal_number) == ("spider-2suit#42", 42)
     assert env.state == se.new_game("spider-2suit", 42)
     text = se.deal_to_text(se.generate_deal("spider-2suit", 7))
-    _obs2, info2 = env.reset(options={"deal_text": text})
-    assert info2["deal"] == "custom" and info2["deal_number"] == -1
+    env.reset(options={"deal_text": text})
+    assert (env.deal_name, env.deal_number) == ("custom", -1)
     assert env.state == se.new_game("spider-2suit", 7)
     st = env.state
     for _ in range(3):
         env.step(int(np.flatnonzero(env.action_masks())[0]))
     saved = env.state
     _o, info3 = env.reset(options={"state_text": saved.to_text()})
-    assert env.state == saved and info3["deal"] == "state" and info3["moves"] == saved.moves
+    assert env.state == saved and env.deal_name == "state" and info3["moves"] == saved.moves
     env.reset(options={"state": st})
     assert env.state is st
 
@@ -687,8 +724,9 @@ def test_register_reset_option():
     try:
         register_reset_option("test_offset", start_at)  # the same function again: fine
         env = SpiderEnv(suits=1)
-        _obs, info = env.reset(options={"test_offset": 5})
-        assert info["deal"] == "offset#5" and env.state == se.new_game("spider-1suit", 1005)
+        env.reset(options={"test_offset": 5})
+        assert (env.deal_name, env.deal_number) == ("offset#5", 1005)
+        assert env.state == se.new_game("spider-1suit", 1005)
         with pytest.raises(ValueError, match="already registered"):
             register_reset_option("deal", start_at)
     finally:
@@ -697,8 +735,8 @@ def test_register_reset_option():
 
 def test_pysol_game_option():
     env = SpiderEnv(variant="pysol-spider-4suit")
-    _obs, info = env.reset(options={"pysol_game": 5})
-    assert info["deal"] == "pysolfc-11#5" and info["deal_number"] == -1
+    env.reset(options={"pysol_game": 5})
+    assert (env.deal_name, env.deal_number) == ("pysolfc-11#5", -1)
     assert env.action_masks().any()
 
 

@@ -22,7 +22,10 @@ FINGERPRINT = """
 import hashlib, json, gymnasium as gym, numpy as np, spider_env
 env = gym.make("Spider-v0", suits=4)
 obs, info = env.reset(seed=2024)
-names = [info["deal"]] + [env.reset()[1]["deal"] for _ in range(2)]
+names = [env.unwrapped.deal_name]
+for _ in range(2):
+    env.reset()
+    names.append(env.unwrapped.deal_name)
 obs, info = env.reset(seed=7)
 rng = np.random.default_rng(0)
 for _ in range(50):
@@ -38,7 +41,10 @@ def fingerprint_here() -> dict:
 
     env = gym.make("Spider-v0", suits=4)
     _obs, info = env.reset(seed=2024)
-    names = [info["deal"]] + [env.reset()[1]["deal"] for _ in range(2)]
+    names = [env.unwrapped.deal_name]
+    for _ in range(2):
+        env.reset()
+        names.append(env.unwrapped.deal_name)
     _obs, info = env.reset(seed=7)
     rng = np.random.default_rng(0)
     for _ in range(50):
@@ -94,7 +100,9 @@ def test_pickle_mid_episode_continues_identically(kwargs):
     for x, y in zip(a, b):
         assert x[1:4] == y[1:4] and x[4]["score"] == y[4]["score"]
     # the RNG travels too: the next unseeded deals agree
-    assert env.reset()[1]["deal"] == copy.reset()[1]["deal"]
+    env.reset()
+    copy.reset()
+    assert env.unwrapped.deal_name == copy.unwrapped.deal_name
 
 
 def check_vector(envs, n: int, steps: int) -> None:

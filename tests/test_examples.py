@@ -195,12 +195,24 @@ def test_curriculum_rejects_bad_settings(kwargs: dict[str, Any], message: str) -
 
 def test_deal_range_cycles_and_draws_reproducibly() -> None:
     env = DealRange(gym.make("Spider-v0", suits=1), range(5, 8), order="cycle")
-    assert [env.reset()[1]["deal_number"] for _ in range(4)] == [5, 6, 7, 5]
+    assert env.chosen_deal_number is None
+    played = []
+    for _ in range(4):
+        _obs, info = env.reset()
+        assert "deal_number" not in info and "deal" not in info  # never shown to agents
+        played.append((env.chosen_deal_number, env.get_wrapper_attr("deal_number")))
+    assert played == [(5, 5), (6, 6), (7, 7), (5, 5)]
+    assert env.unwrapped.deal_name == "spider-1suit#5"
     env.restart()
-    assert env.reset()[1]["deal_number"] == 5
-    assert env.reset(options={"deal": 42})[1]["deal_number"] == 42  # explicit choice wins
+    env.reset()
+    assert env.chosen_deal_number == 5
+    env.reset(options={"deal": 42})  # an explicit choice wins
+    assert env.chosen_deal_number is None and env.unwrapped.deal_number == 42
     big = DealRange(gym.make("Spider-v0", suits=1), range(10_000, 2**32))
-    first = [big.reset(seed=3)[1]["deal_number"] for _ in range(2)]
+    first = []
+    for _ in range(2):
+        big.reset(seed=3)
+        first.append(big.chosen_deal_number)
     assert first[0] == first[1] >= 10_000
     assert big.action_masks().dtype == bool
     with pytest.raises(ValueError, match="order"):

@@ -129,20 +129,21 @@ def test_simple_simon_never_offers_a_deal() -> None:
 )
 def test_pysol_game_option(env_id: str, game_id: int) -> None:
     env = gym.make(env_id)
-    _, info = env.reset(options={"pysol_game": 617})
+    env.reset(options={"pysol_game": 617})
     st = env.unwrapped.state
     assert st == State.from_deal(pysol_deal(617, game_id))
-    assert info["deal"] == f"pysolfc-{game_id}#617" and info["deal_number"] == -1
+    assert env.unwrapped.deal_name == f"pysolfc-{game_id}#617"
+    assert env.unwrapped.deal_number == -1
 
 
 def test_pysol_game_option_in_classic_spider_keeps_the_env_variant() -> None:
     env = gym.make("Spider-v0", suits=2)
-    _, info = env.reset(options={"pysol_game": np.int64(32000)})
+    env.reset(options={"pysol_game": np.int64(32000)})
     st = env.unwrapped.state
     assert st.variant is se.classic(2)
     assert st.cols == pysol_deal(32000, 270).columns
     assert st == pysol_state(32000, "spider-2suit")
-    assert info["deal"] == "pysolfc-270#32000"
+    assert env.get_wrapper_attr("deal_name") == "pysolfc-270#32000"
 
 
 def test_pysol_game_option_errors() -> None:
