@@ -41,11 +41,11 @@ DEAL_NUMBER_RANGE = 2**32  # deals drawn by reset(seed=...) are numbers in [0, 2
 ResetOption = Callable[[Variant, Any], tuple[State, str, int]]
 
 
-def _option_deal(variant: Variant, number: Any) -> tuple[State, str, int]:
-    if isinstance(number, bool) or not isinstance(number, (int, np.integer)):
-        raise TypeError(f"options['deal'] must be an int deal number, got {number!r}")
-    d = generate_deal(variant, int(number))
-    return State.from_deal(d), d.name, int(number)
+def _option_deal(variant: Variant, deal_number: Any) -> tuple[State, str, int]:
+    if isinstance(deal_number, bool) or not isinstance(deal_number, (int, np.integer)):
+        raise TypeError(f"options['deal'] must be an int deal number, got {deal_number!r}")
+    d = generate_deal(variant, int(deal_number))
+    return State.from_deal(d), d.name, int(deal_number)
 
 
 def _option_deal_text(variant: Variant, text: Any) -> tuple[State, str, int]:
@@ -84,11 +84,11 @@ def _check_state(variant: Variant, state: State, key: str) -> State:
     return state
 
 
-def _option_pysol_game(variant: Variant, number: Any) -> tuple[State, str, int]:
+def _option_pysol_game(variant: Variant, game_number: Any) -> tuple[State, str, int]:
     # PySolFC game numbers (issue 6), an optional extra: needs the pysol-cards package.
     from spider_env.core.interop import pysol_reset_option
 
-    return pysol_reset_option(variant, number)
+    return pysol_reset_option(variant, game_number)
 
 
 RESET_OPTIONS: dict[str, ResetOption] = {
@@ -430,10 +430,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
-        state, name, number = self._starting_state(options)
+        state, self._deal_name, self._deal_number = self._starting_state(options)
         self._state = state
-        self._deal_name = name
-        self._deal_number = number
         self._last = None
         legal = legal_actions(state)
         self._done = not legal
@@ -524,11 +522,11 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             if len(options) > 1:
                 raise ValueError(f"give at most one way to choose the start, got {sorted(options)}")
             ((key, value),) = options.items()
-            state, name, number = RESET_OPTIONS[key](self.variant, value)
-            return _check_state(self.variant, state, key), name, number
-        number = int(self.np_random.integers(0, DEAL_NUMBER_RANGE))
-        d = generate_deal(self.variant, number)
-        return State.from_deal(d), d.name, number
+            state, deal_name, deal_number = RESET_OPTIONS[key](self.variant, value)
+            return _check_state(self.variant, state, key), deal_name, deal_number
+        deal_number = int(self.np_random.integers(0, DEAL_NUMBER_RANGE))
+        d = generate_deal(self.variant, deal_number)
+        return State.from_deal(d), d.name, deal_number
 
     def _observe(self, state: State) -> Any:
         if self._table is not None:

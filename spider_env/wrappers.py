@@ -135,17 +135,14 @@ def mask_fn(env: gym.Env[Any, Any]) -> np.ndarray:
     return mask
 
 
-__all__ = ["FeatureObservation", "SpiderMethods", "mask_fn"]
-
-
 DEAL_ORDERS = ("random", "cycle")
 
 
-def _deal_sequence(deals: Sequence[int] | range) -> Sequence[int] | range:
-    if isinstance(deals, range):
-        seq: Sequence[int] | range = deals
+def _deal_sequence(deal_numbers: Sequence[int] | range) -> Sequence[int] | range:
+    if isinstance(deal_numbers, range):
+        seq: Sequence[int] | range = deal_numbers
     else:
-        seq = list(deals)
+        seq = list(deal_numbers)
         for n in seq:
             if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
                 raise TypeError(f"deal numbers must be ints, got {n!r}")
@@ -159,23 +156,27 @@ def _deal_sequence(deals: Sequence[int] | range) -> Sequence[int] | range:
 
 
 class DealRange(gym.Wrapper[Any, Any, Any, Any]):
-    """Play only the deal numbers of ``deals`` (a ``range`` or a sequence of ints).
+    """Play only the deals whose numbers are in ``deal_numbers`` (a ``range`` or a sequence of
+    ints).
 
-    ``order="random"``: every ``reset`` draws a deal uniformly from ``deals`` with the wrapper's
-    own RNG (seeded by ``reset(seed=...)``, like the env's). ``order="cycle"``: deals in
-    order, wrapping around; ``restart()`` goes back to the first one. An explicit
+    ``order="random"``: every ``reset`` draws a deal uniformly from ``deal_numbers`` with the
+    wrapper's own RNG (seeded by ``reset(seed=...)``, like the env's). ``order="cycle"``: deals
+    in order, wrapping around; ``restart()`` goes back to the first one. An explicit
     ``reset(options={...})`` (a deal, a deal text, a state) is passed through untouched.
     :attr:`chosen_deal_number` is the deal number this wrapper chose at the last reset (the
     env's ``deal_number`` names the deal played in every case); neither is in ``info``.
     """
 
     def __init__(
-        self, env: gym.Env[Any, Any], deals: Sequence[int] | range, order: str = "random"
+        self,
+        env: gym.Env[Any, Any],
+        deal_numbers: Sequence[int] | range,
+        order: str = "random",
     ) -> None:
         super().__init__(env)
         if order not in DEAL_ORDERS:
             raise ValueError(f"order must be one of {DEAL_ORDERS}, got {order!r}")
-        self.deals = _deal_sequence(deals)
+        self.deal_numbers = _deal_sequence(deal_numbers)
         self.order = order
         self._next = 0
         self._rng = np.random.default_rng()
@@ -200,13 +201,17 @@ class DealRange(gym.Wrapper[Any, Any, Any, Any]):
             self._chosen = None
             return self.env.reset(seed=seed, options=options)
         if self.order == "random":
-            number = int(self.deals[int(self._rng.integers(0, len(self.deals)))])
+            pool = self.deal_numbers
+            deal_number = int(pool[int(self._rng.integers(0, len(pool)))])
         else:
-            number = int(self.deals[self._next % len(self.deals)])
+            deal_number = int(self.deal_numbers[self._next % len(self.deal_numbers)])
             self._next += 1
-        self._chosen = number
-        return self.env.reset(seed=seed, options={"deal": number})
+        self._chosen = deal_number
+        return self.env.reset(seed=seed, options={"deal": deal_number})
 
     def action_masks(self) -> np.ndarray:
         """The mask of the wrapped env (sb3-contrib looks it up by this name)."""
         return np.asarray(self.env.get_wrapper_attr("action_masks")())
+
+
+__all__ = ["DEAL_ORDERS", "DealRange", "FeatureObservation", "SpiderMethods", "mask_fn"]

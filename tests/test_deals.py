@@ -172,7 +172,7 @@ def test_layout_row_by_row_then_piles(name: str) -> None:
 def test_deals_are_whole_decks_with_the_classic_layout(name: str, number: int) -> None:
     v = se.get_variant(name)
     d = generate_deal(name, number)
-    assert d.number == number and d.variant == v
+    assert d.deal_number == number and d.variant == v
     assert [len(c) for c in d.columns] == [6, 6, 6, 6, 5, 5, 5, 5, 5, 5]
     assert [len(p) for p in d.stock] == [10] * 5
     allc = [c for col in d.columns for c in col] + [c for p in d.stock for c in p]
@@ -243,7 +243,7 @@ def test_deal_text_roundtrip(name: str, number: int) -> None:
     back = deal_from_text(text)
     assert back.variant == d.variant
     assert back.columns == d.columns and back.stock == d.stock
-    assert back.number is None and back.name == "custom"
+    assert back.deal_number is None and back.name == "custom"
     assert d.name == f"{name}#{number}"
     # without the variant line, given by the caller
     bare = deal_to_text(d, with_variant=False)

@@ -174,7 +174,7 @@ def test_kpatience_exact_text() -> None:
     )
     # The same 104 cards as PySolFC's game 1, typed into KPatience's classic layout.
     d = kpatience_from_text(text)
-    assert d.variant.name == "spider-4suit" and d.number is None
+    assert d.variant.name == "spider-4suit" and d.deal_number is None
     assert card_str(d.columns[0][0]) == "3D" and card_str(d.columns[9][-1]) == "4S"
     assert card_str(d.stock[0][0]) == "QH"  # Deal0 is dealt first, its first card to column 0
     assert kpatience_to_text(d) == text

@@ -75,13 +75,13 @@ class SplitMix64:
 class Deal:
     """A starting layout: the cards of each column (deepest first) and of each stock pile.
 
-    ``number`` is the generator's deal number, or ``None`` for a deal typed in by hand.
+    ``deal_number`` is the generator's deal number, or ``None`` for a deal typed in by hand.
     """
 
     variant: Variant
     columns: tuple[tuple[int, ...], ...]
     stock: tuple[tuple[int, ...], ...]
-    number: int | None = None
+    deal_number: int | None = None
 
     def __post_init__(self) -> None:
         v = self.variant
@@ -109,7 +109,10 @@ class Deal:
 
     @property
     def name(self) -> str:
-        return f"{self.variant.name}#{self.number}" if self.number is not None else "custom"
+        """``"spider-4suit#123"`` for a generated deal, ``"custom"`` for one typed in."""
+        if self.deal_number is None:
+            return "custom"
+        return f"{self.variant.name}#{self.deal_number}"
 
 
 def deck(variant: Variant) -> list[int]:
@@ -122,28 +125,28 @@ def deck(variant: Variant) -> list[int]:
     return out
 
 
-def shuffled_deck(variant: Variant, number: int) -> list[int]:
-    """The deck after the documented Fisher-Yates shuffle seeded with ``number``."""
-    if isinstance(number, bool) or not isinstance(number, int):
-        raise TypeError(f"deal number must be an int, got {type(number).__name__}")
-    if not 0 <= number <= _MASK64:
-        raise ValueError(f"deal number must be in [0, 2**64), got {number}")
+def shuffled_deck(variant: Variant, deal_number: int) -> list[int]:
+    """The deck after the documented Fisher-Yates shuffle seeded with ``deal_number``."""
+    if isinstance(deal_number, bool) or not isinstance(deal_number, int):
+        raise TypeError(f"deal number must be an int, got {type(deal_number).__name__}")
+    if not 0 <= deal_number <= _MASK64:
+        raise ValueError(f"deal number must be in [0, 2**64), got {deal_number}")
     cards = deck(variant)
-    rng = SplitMix64(number)
+    rng = SplitMix64(deal_number)
     for i in range(len(cards) - 1, 0, -1):
         j = rng.below(i + 1)
         cards[i], cards[j] = cards[j], cards[i]
     return cards
 
 
-def generate_deal(variant: Variant | str, number: int) -> Deal:
-    """Deal number ``number`` of ``variant`` (same result everywhere, forever)."""
+def generate_deal(variant: Variant | str, deal_number: int) -> Deal:
+    """Deal number ``deal_number`` of ``variant`` (same result everywhere, forever)."""
     v = get_variant(variant)
-    cards = shuffled_deck(v, number)
-    return layout_deal(v, cards, number)
+    cards = shuffled_deck(v, deal_number)
+    return layout_deal(v, cards, deal_number)
 
 
-def layout_deal(variant: Variant, cards: list[int], number: int | None = None) -> Deal:
+def layout_deal(variant: Variant, cards: list[int], deal_number: int | None = None) -> Deal:
     """Lay ``cards`` out: tableau row by row, then the stock piles in order."""
     cols: list[list[int]] = [[] for _ in variant.layout]
     it = iter(cards)
@@ -152,7 +155,7 @@ def layout_deal(variant: Variant, cards: list[int], number: int | None = None) -
             if r < n:
                 cols[c].append(next(it))
     stock = tuple(tuple(next(it) for _ in range(n)) for n in variant.stock)
-    return Deal(variant, tuple(tuple(c) for c in cols), stock, number)
+    return Deal(variant, tuple(tuple(c) for c in cols), stock, deal_number)
 
 
 def deal_to_text(d: Deal, with_variant: bool = True) -> str:

@@ -124,7 +124,7 @@ def pysol_deal(game_number: int, game_id: int = 11) -> Deal:
 
     ``game_id`` is 11 (Spider, 4 suits), 269 (Spider (1 Suit)) or 270 (Spider (2 Suits)); the
     deal's variant is ``pysol-spider-{4,1,2}suit`` (PySolFC's layout, classic rules) and suits
-    are mapped as the module docstring says. The returned deal has ``number=None``: it is not a
+    are mapped as the module docstring says. The returned deal has ``deal_number=None``: it is not a
     deal number of our own generator.
     """
     gid = _check_game_id(game_id)
