@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 PROG = "spider-env"
 
@@ -24,8 +24,19 @@ class CliError(Exception):
     """A user error: printed as ``spider-env: error: ...``, exit status 2."""
 
 
-def _int_at_least(low: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``low``."""
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``spider-env show: error: ...``), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+DEAL_LIMIT = 2**64  # deal numbers are 0 .. 2**64-1
+MAX_DELAY = 3600.0  # seconds between replayed frames
+
+
+def _int_in(low: int, high: int | None = None, what: str = "") -> Callable[[str], int]:
+    """An argparse type: an integer ``low <= n < high`` (``high=None``: no upper bound)."""
 
     def parse(text: str) -> int:
         try:
@@ -35,22 +46,37 @@ def _int_at_least(low: int) -> Callable[[str], int]:
         if n < low:
             bound = "0 or more" if low == 0 else f"at least {low}"
             raise argparse.ArgumentTypeError(f"must be {bound}, got {n}")
+        if high is not None and n >= high:
+            raise argparse.ArgumentTypeError(f"must be {what or f'below {high}'}, got {n}")
         return n
 
     return parse
 
 
-_positive_int = _int_at_least(1)
-_non_negative_int = _int_at_least(0)
+_positive_int = _int_in(1)
+_non_negative_int = _int_in(0)
+_deal_number = _int_in(0, DEAL_LIMIT, "a deal number 0 .. 2**64-1 (18446744073709551615)")
 
 
-def _non_negative_float(text: str) -> float:
+def _delay(text: str) -> float:
+    """An argparse type: seconds between frames, a finite number 0 .. MAX_DELAY."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= x <= MAX_DELAY:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"must be 0 .. {MAX_DELAY:g} seconds, got {text}")
+    return x
+
+
+def _probability(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1."""
     try:
         x = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not x >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    if not 0 < x < 1:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), got {text}")
     return x
 
 
@@ -68,18 +94,54 @@ def _add_render_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--color", action="store_true", help="red suits in colour (ANSI)")
 
 
+def _add_model_mode_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--deterministic",
+        dest="deterministic",
+        action="store_const",
+        const=True,
+        help="trained models (PATH.zip) play their most likely action (tends to shuttle "
+        "cards back and forth)",
+    )
+    g.add_argument(
+        "--sample",
+        dest="deterministic",
+        action="store_const",
+        const=False,
+        help="trained models sample their actions from the policy (plays better; the default "
+        "unless the model's .json sidecar says otherwise)",
+    )
+
+
+def _subparser(sub: Any, name: str, summary: str, description: str, **kw: Any) -> Any:
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **kw,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG, description="Spider Solitaire environment: evaluate, watch and play."
+    """The ``spider-env`` argument parser (one-line errors, exit status 2)."""
+    parser = _Parser(
+        prog=PROG,
+        description="Spider Solitaire environment: evaluate agents, watch, replay and play.",
+        epilog="Run `spider-env COMMAND --help` for a command's options.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser(
+    p = _subparser(
+        sub,
         "evaluate",
-        help="play agents on the same seeded deals and compare them",
-        description="Play each agent on exactly the same deals; print win rate (95%% Wilson "
-        "interval), mean completed runs, score, moves, steps/s; compare agents pairwise "
-        "(exact McNemar test).",
+        "play agents on the same seeded deals and compare them",
+        "Play each agent on exactly the same deals; print win rate (95% Wilson interval), mean\n"
+        "completed runs, score, moves and steps/s; compare agents pairwise (exact McNemar test\n"
+        "on the deals only one of them won).",
+        epilog="example: spider-env evaluate --agent random --agent greedy --suits 1 "
+        "--deals 0:1000 --jobs 2",
     )
     p.add_argument(
         "--agent",
@@ -96,43 +158,94 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_positive_int, default=1, help="worker processes")
     p.add_argument("--max-steps", type=_positive_int, default=1000, help="step limit per deal")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="base of the agents' seeds")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    p.add_argument(
+        "--alpha", type=_probability, default=0.05, help="significance level (default 0.05)"
+    )
     p.add_argument("--json", metavar="FILE", help="write summary and per-deal results as JSON")
     p.add_argument("--csv", metavar="FILE", help="write per-deal results as CSV")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_model_mode_args(p)
 
-    p = sub.add_parser("show", help="play one deal with an agent and print the whole episode")
-    p.add_argument("--deal", type=_non_negative_int, default=0, help="deal number")
-    p.add_argument("--agent", default="greedy", help="random, greedy, lookahead or PATH.zip")
+    p = _subparser(
+        sub,
+        "show",
+        "play one deal with an agent and print the whole episode",
+        "Play one deal with an agent and print every position of the game (or only the last\n"
+        "with --final), then how it ended; --save writes the episode as JSON lines for\n"
+        "`spider-env replay`.",
+        epilog="example: spider-env show --deal 7 --agent greedy --suits 1 --save ep.jsonl",
+    )
+    p.add_argument("--deal", type=_deal_number, default=0, help="deal number (default 0)")
+    p.add_argument(
+        "--agent", default="greedy", help="random, greedy (default), lookahead or PATH.zip"
+    )
     _add_game_args(p)
     p.add_argument("--max-steps", type=_positive_int, default=1000, help="step limit")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="the agent's seed base")
     p.add_argument("--final", action="store_true", help="print only the final position")
     p.add_argument("--save", metavar="FILE", help="record the episode (JSON lines)")
     _add_render_args(p)
+    _add_model_mode_args(p)
 
-    p = sub.add_parser("replay", help="replay a recorded episode (JSON lines) as ANSI frames")
+    p = _subparser(
+        sub,
+        "replay",
+        "replay a recorded episode (JSON lines) as text frames",
+        "Replay an episode file written by `show --save` or `play --save` through the\n"
+        "environment, one frame per action: press Enter for the next frame (q stops), or\n"
+        "--delay SECONDS to play it back, or --final for the last position. A file that is\n"
+        "not a valid episode (bad JSON, truncated, an illegal action, a move text that does\n"
+        "not match its action, a reward or outcome that differs) is refused, naming the line\n"
+        "or step.",
+    )
     p.add_argument("file", help="an episode file written by `show --save` or `play --save`")
     p.add_argument(
-        "--delay", type=_non_negative_float, help="seconds between frames (default: press Enter)"
+        "--delay",
+        type=_delay,
+        help=f"seconds between frames, 0 .. {MAX_DELAY:g} (default: wait for Enter)",
     )
     p.add_argument("--final", action="store_true", help="print only the final position")
     _add_render_args(p)
 
-    p = sub.add_parser("play", help="play Spider in the terminal")
+    from spider_env.apps.play import HELP
+
+    p = _subparser(
+        sub,
+        "play",
+        "play Spider in the terminal",
+        "Play a deal yourself. Columns are numbered from 0, as on screen (a free column may\n"
+        "be typed F8 or 8). On a terminal the table is redrawn in place; with --save your game\n"
+        "is written as an episode file for `spider-env replay`.\n\n"
+        + HELP.format(pile=" (d P: deal stock pile P where you choose the pile)")
+        + "\n\nA move without a count (3 7) moves as many cards as can go; onto an empty "
+        "column\nthat is the whole movable run. Bad input gets a message and the game goes on.",
+        epilog="example: spider-env play --suits 1 --deal 7",
+    )
     _add_game_args(p, undo=False)
-    p.add_argument("--deal", type=_non_negative_int, help="deal number (default: random)")
+    p.add_argument("--deal", type=_deal_number, help="deal number (default: a random one)")
     p.add_argument("--save", metavar="FILE", help="record your game (JSON lines)")
     _add_render_args(p)
 
-    sub.add_parser("demo", help="evaluate random and greedy on a few deals, show an episode")
-    sub.add_parser("variants", help="list the variants")
+    _subparser(
+        sub,
+        "demo",
+        "evaluate random and greedy on a few deals, show an episode",
+        "Evaluate random and greedy on 1-suit deals 0..19 (a few seconds), print the table\n"
+        "with the paired test, and the final position of greedy's game on deal 0.",
+    )
+    _subparser(
+        sub,
+        "variants",
+        "list the variants and their Gymnasium ids",
+        "List every variant: its name (for --variant and SpiderEnv(variant=...)), the\n"
+        "Gymnasium id to pass to gymnasium.make, cards, columns and a description.",
+    )
     return parser
 
 
 # --- commands ---------------------------------------------------------------------------------
 def _variant(args: argparse.Namespace) -> Any:
-    from spider_env.apps.evaluation import resolve_variant
+    from spider_env.core.variants import resolve_variant
 
     try:
         return resolve_variant(args.variant, args.suits, getattr(args, "undo", False))
@@ -140,15 +253,42 @@ def _variant(args: argparse.Namespace) -> Any:
         raise CliError(str(exc)) from None
 
 
-def _agent(spec: str, variant: Any) -> Any:
+def _agent_error(spec: str, exc: Exception) -> CliError:
+    if isinstance(exc, FileNotFoundError):
+        return CliError(f"agent {spec!r}: {exc}")
+    return CliError(str(exc))
+
+
+def _check_agent(spec: str, variant: Any) -> None:
+    """Build the agent once so that unknown names and bad model files fail with one line."""
     from spider_env.agents import make_agent
 
     try:
-        return make_agent(spec, variant)
-    except FileNotFoundError as exc:
-        raise CliError(f"agent {spec!r}: {exc}") from None
-    except (ValueError, ImportError) as exc:
-        raise CliError(str(exc)) from None
+        make_agent(spec, variant)
+    except (ValueError, TypeError, ImportError, OSError) as exc:
+        raise _agent_error(spec, exc) from None
+
+
+def _check_writable(path: str) -> None:
+    """Refuse, before any work, an output path that cannot be written."""
+    import os
+
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise CliError(f"cannot write {path}: directory {d} does not exist")
+    if os.path.isdir(path):
+        raise CliError(f"cannot write {path}: it is a directory")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise CliError(f"cannot write {path}: permission denied")
+    if not os.path.exists(path) and not os.access(d, os.W_OK):
+        raise CliError(f"cannot write {path}: directory {d} is not writable")
+
+
+def _write(path: str, write: Callable[[str], None]) -> None:
+    try:
+        write(path)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -157,13 +297,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     v = _variant(args)
     try:
         deals = parse_deals(args.deals)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise CliError(f"--deals: {exc}") from None
-    if not 0 < args.alpha < 1:
-        raise CliError(f"--alpha must be between 0 and 1, got {args.alpha}")
     specs = args.agent or ["random", "greedy"]
     for spec in specs:
-        _agent(spec, v)  # unknown names and missing files fail here, with a clear message
+        _check_agent(spec, v)  # unknown names and missing files fail here, with a clear message
     for path in (args.json, args.csv):
         if path:
             _check_writable(path)
@@ -177,61 +315,74 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             seed=args.seed,
             alpha=args.alpha,
             progress=not args.no_progress,
+            deterministic=args.deterministic,
         )
-    except AgentError as exc:
+    except (AgentError, ValueError, TypeError) as exc:
         raise CliError(str(exc)) from None
     print(result.table())
-    print(f"({result.wall_seconds:.1f} s wall time, {args.jobs} job(s))")
+    print(f"({result.wall_seconds:.1f} s wall time, {result.jobs} job(s))")
     if args.json:
-        result.to_json(args.json)
+        _write(args.json, result.to_json)
         print(f"per-deal results: {args.json}")
     if args.csv:
-        result.write_csv(args.csv)
+        _write(args.csv, result.write_csv)
         print(f"per-deal results: {args.csv}")
     return 0
 
 
-def _check_writable(path: str) -> None:
-    import os
+RESULT_WORDS = {
+    "won": "won",
+    "lost": "lost (no legal action left)",
+    "step limit": "stopped at the step limit",
+    "quit": "quit",
+}
 
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise CliError(f"cannot write {path}: directory {d} does not exist")
-    if os.path.isdir(path):
-        raise CliError(f"cannot write {path}: it is a directory")
+
+def outcome_line(outcome: dict[str, Any], agent: str, variant: str, deal: Any) -> str:
+    """``greedy on spider-1suit deal 7: won, 8 runs, score 1023, ...`` (how the game ended:
+    won, lost, stopped at the step limit, or quit)."""
+    from spider_env.apps.episodes import outcome_result
+
+    result = outcome_result(outcome)
+    ended = RESULT_WORDS.get(result, "ended") if result else "ended"
+    return (
+        f"{agent} on {variant} deal {deal}: {ended}, {outcome.get('completed_runs')} runs, "
+        f"score {outcome.get('score')}, {outcome.get('moves')} moves, "
+        f"{outcome.get('steps')} steps"
+    )
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     from spider_env.apps.episodes import play_frames, record_episode, replay_frames
+    from spider_env.apps.evaluation import AgentError
 
     v = _variant(args)
-    agent = _agent(args.agent, v)
     if args.save:
         _check_writable(args.save)
-    ep = record_episode(
-        agent, v, args.deal, seed=args.seed, max_steps=args.max_steps, agent_name=args.agent
-    )
+    try:
+        ep = record_episode(
+            args.agent,
+            v,
+            args.deal,
+            seed=args.seed,
+            max_steps=args.max_steps,
+            deterministic=args.deterministic,
+        )
+    except (ValueError, TypeError, ImportError, OSError) as exc:
+        raise _agent_error(args.agent, exc) from None
+    except AgentError as exc:
+        raise CliError(str(exc)) from None
     play_frames(
         replay_frames(ep, ascii=args.ascii, color=args.color),
         delay=None,
         out=sys.stdout,
         final_only=args.final,
     )
-    print(_outcome_line(ep.outcome, args.agent, v.name, args.deal))
+    print(outcome_line(ep.outcome, ep.agent, v.name, args.deal))
     if args.save:
-        ep.save(args.save)
+        _write(args.save, ep.save)
         print(f"episode saved: {args.save}")
     return 0
-
-
-def _outcome_line(outcome: dict[str, Any], agent: str, variant: str, deal: Any) -> str:
-    result = "won" if outcome.get("won") else "lost"
-    extra = " (step limit)" if outcome.get("truncated") else ""
-    return (
-        f"{agent} on {variant} deal {deal}: {result}{extra}, {outcome.get('completed_runs')} runs, "
-        f"score {outcome.get('score')}, {outcome.get('moves')} moves, "
-        f"{outcome.get('steps')} steps"
-    )
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -243,6 +394,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise CliError(f"episode file not found: {args.file}") from None
     except PermissionError:
         raise CliError(f"cannot read {args.file}: permission denied") from None
+    except OSError as exc:
+        raise CliError(f"cannot read {args.file}: {exc.strerror or exc}") from None
     except EpisodeError as exc:
         raise CliError(str(exc)) from None
 
@@ -266,7 +419,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except EpisodeError as exc:
         raise CliError(f"{args.file}: {exc}") from None
     deal = ep.deal if ep.deal is not None else "(custom)"
-    print(_outcome_line(ep.outcome, ep.agent or "player", ep.variant, deal))
+    print(outcome_line(ep.outcome, ep.agent or "player", ep.variant, deal))
     return 0
 
 
@@ -276,10 +429,17 @@ def cmd_play(args: argparse.Namespace) -> int:
     v = _variant(args)
     if args.save:
         _check_writable(args.save)
-    game = TerminalGame(v, deal=args.deal, ascii=args.ascii, color=args.color)
+    try:
+        game = TerminalGame(v, deal=args.deal, ascii=args.ascii, color=args.color)
+    except (ValueError, TypeError) as exc:
+        raise CliError(str(exc)) from None
     game.run(sys.stdin, sys.stdout)
     if args.save:
-        game.episode().save(args.save)
+        try:
+            episode = game.episode()
+        except ValueError as exc:
+            raise CliError(f"cannot save the game: {exc}") from None
+        _write(args.save, episode.save)
         print(f"game saved: {args.save}")
     return 0
 
@@ -294,20 +454,45 @@ def cmd_demo(args: argparse.Namespace) -> int:
     result = evaluate(["random", "greedy"], "0:20", variant=v, max_steps=1000, progress=True)
     print(result.table())
     print(f"({result.wall_seconds:.1f} s)\n")
-    agent = _agent("greedy", v)
-    ep = record_episode(agent, v, 0, agent_name="greedy")
+    ep = record_episode("greedy", v, 0)
     print("greedy on deal 0, final position:")
     play_frames(replay_frames(ep), delay=None, out=sys.stdout, final_only=True)
-    print(_outcome_line(ep.outcome, "greedy", v.name, 0))
+    print(outcome_line(ep.outcome, "greedy", v.name, 0))
     print("\nMore: spider-env evaluate --help | show --deal 3 | play --suits 1 | replay FILE")
     return 0
+
+
+def variant_env_ids() -> dict[str, str]:
+    """Variant name -> the Gymnasium id(s) that make it (``Spider-v0`` takes ``suits=``)."""
+    from spider_env.core.variants import classic
+    from spider_env.registration import ENV_IDS
+
+    ids: dict[str, list[str]] = {}
+    for env_id, name in ENV_IDS.items():
+        if name is None:  # classic Spider, chosen with suits=
+            for suits in (1, 2, 4):
+                ids.setdefault(classic(suits).name, []).append(f"{env_id} suits={suits}")
+        else:
+            ids.setdefault(name, []).append(env_id)
+    return {name: ", ".join(found) for name, found in ids.items()}
 
 
 def cmd_variants(args: argparse.Namespace) -> int:
     from spider_env.core.variants import VARIANTS
 
-    for name, v in VARIANTS.items():
-        print(f"{name:26s} {v.n_cards:3d} cards, {v.n_columns:2d} columns, {v.description}")
+    ids = variant_env_ids()
+    rows = [
+        (name, ids.get(name, "-"), f"{v.n_cards} cards", f"{v.n_columns} columns", v.description)
+        for name, v in VARIANTS.items()
+    ]
+    heads = ("variant", "gymnasium.make id", "cards", "columns", "description")
+    widths = [max(len(r[i]) for r in [heads, *rows]) for i in range(4)]
+    for row in [heads, *rows]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
+    print(
+        "\nUse: gymnasium.make(ID) (Spider-v0 takes suits=1|2|4), SpiderEnv(variant=NAME), "
+        "or --variant NAME."
+    )
     return 0
 
 
@@ -322,6 +507,8 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``spider-env`` command; returns the exit status (argument errors exit with
+    status 2 from argparse)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
@@ -332,11 +519,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print(f"{PROG}: error: out of memory (is a number or range too large?)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _quiet_stdout()
         return 0
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe (``spider-env variants | head``), send the rest of stdout nowhere so
+    that Python's exit does not report the pipe again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout (tests)
+        pass
 
 
 if __name__ == "__main__":

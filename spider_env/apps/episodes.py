@@ -8,18 +8,27 @@ Format (``spider-env episode`` version 1), one JSON object per line:
    ``"deal": null`` and ``"deal_text": "..."`` instead);
 2. one line per step: ``{"step": 0, "action": 1203, "move": "move 1 card 9 -> 2",
    "reward": -1.0}``;
-3. last line: ``{"outcome": {"won": false, "completed_runs": 3, "score": 612, "moves": 388,
-   "steps": 392, "reward": 112.0, "terminated": true, "truncated": false}}``.
+3. last line: ``{"outcome": {"result": "lost", "won": false, "completed_runs": 3, "score": 612,
+   "moves": 388, "steps": 392, "reward": 112.0, "terminated": true, "truncated": false}}``;
+   ``result`` says how the game ended (:data:`RESULTS`): ``"won"``, ``"lost"`` (no legal action
+   left), ``"step limit"`` (stopped by the step limit) or ``"quit"`` (the player stopped).
 
+The deal is recorded from what the env was reset with (the ``deal`` number given to
+:func:`record_episode` or :class:`~spider_env.apps.play.TerminalGame`), never read back from
+``info``. Loading checks every field; a step's ``move`` text must be the words of its
+``action`` (a file whose texts disagree with its ids is refused, naming the line and step).
 :func:`replay_frames` re-plays an episode through the env (``SpiderEnv`` with
 ``render_mode="ansi"``) and yields one rendered frame per position, checking on the way that
-every action is legal and every reward is the recorded one (:class:`EpisodeError` otherwise).
+every action is legal, every reward is the recorded one and the game ends as the outcome says
+(:class:`EpisodeError` otherwise).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,12 +36,69 @@ from typing import Any
 
 from spider_env.core.variants import Variant, get_variant, parse_options
 
+# Cursor home + clear screen: frames are redrawn in place on a terminal.
+CLEAR_SCREEN = "\x1b[H\x1b[2J"
 FORMAT = "spider-env episode"
 VERSION = 1
+DEAL_LIMIT = 2**64  # deal numbers are 0 .. 2**64-1
+# How an episode ended, as ``outcome["result"]``.
+RESULTS = ("won", "lost", "step limit", "quit")
 
 
 class EpisodeError(ValueError):
     """A corrupt or inconsistent episode file (the message names the line and the problem)."""
+
+
+def episode_outcome(
+    *,
+    won: bool,
+    completed_runs: int,
+    score: int,
+    moves: int,
+    steps: int,
+    reward: float,
+    terminated: bool,
+    truncated: bool,
+) -> dict[str, Any]:
+    """The ``outcome`` of an episode, with its ``result``: ``"won"``; ``"lost"`` (ended with no
+    legal action left); ``"step limit"`` (truncated); ``"quit"`` (neither: the player stopped)."""
+    if won:
+        result = "won"
+    elif terminated:
+        result = "lost"
+    elif truncated:
+        result = "step limit"
+    else:
+        result = "quit"
+    return {
+        "result": result,
+        "won": bool(won),
+        "completed_runs": int(completed_runs),
+        "score": int(score),
+        "moves": int(moves),
+        "steps": int(steps),
+        "reward": round(float(reward), 6),
+        "terminated": bool(terminated),
+        "truncated": bool(truncated and not terminated),
+    }
+
+
+def outcome_result(outcome: dict[str, Any]) -> str | None:
+    """How the episode ended (one of :data:`RESULTS`): its ``result``, or for files written
+    before ``result`` existed, what ``won`` / ``terminated`` / ``truncated`` say; ``None`` if
+    the outcome says nothing."""
+    result = outcome.get("result")
+    if isinstance(result, str):
+        return result
+    if "won" not in outcome:
+        return None
+    if outcome.get("won"):
+        return "won"
+    if outcome.get("terminated"):
+        return "lost"
+    if outcome.get("truncated"):
+        return "step limit"
+    return "quit"
 
 
 @dataclass
@@ -100,6 +166,9 @@ class Episode:
 
     @classmethod
     def from_text(cls, text: str, name: str = "<episode>") -> Episode:
+        """Parse an episode's text; :class:`EpisodeError` naming the line if anything is wrong."""
+        from spider_env.core.actions import describe
+
         lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines()) if ln.strip()]
         if not lines:
             raise EpisodeError(f"{name}: empty file, not a spider-env episode")
@@ -123,6 +192,8 @@ class Episode:
         if not isinstance(variant, str):
             raise EpisodeError(f"{name}, line {n}: 'variant' must be a variant name")
         options = head.get("options", "") or ""
+        if not isinstance(options, str):
+            raise EpisodeError(f"{name}, line {n}: 'options' must be text like 'undo=true'")
         try:
             v = get_variant(variant)
             if options:
@@ -134,8 +205,10 @@ class Episode:
         if deal is None:
             if not isinstance(deal_text, str):
                 raise EpisodeError(f"{name}, line {n}: needs an int 'deal' or a 'deal_text'")
-        elif isinstance(deal, bool) or not isinstance(deal, int) or deal < 0:
-            raise EpisodeError(f"{name}, line {n}: 'deal' must be a non-negative int")
+        elif isinstance(deal, bool) or not isinstance(deal, int) or not 0 <= deal < DEAL_LIMIT:
+            raise EpisodeError(
+                f"{name}, line {n}: 'deal' must be an int in 0 .. 2**64-1, got {deal!r}"
+            )
         seed = head.get("seed")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise EpisodeError(f"{name}, line {n}: 'seed' must be an int or null")
@@ -157,9 +230,7 @@ class Episode:
             if outcome_seen:
                 raise EpisodeError(f"{name}, line {n}: text after the outcome line")
             if "outcome" in obj:
-                if not isinstance(obj["outcome"], dict):
-                    raise EpisodeError(f"{name}, line {n}: 'outcome' must be an object")
-                ep.outcome = obj["outcome"]
+                ep.outcome = _check_outcome(obj["outcome"], f"{name}, line {n}")
                 outcome_seen = True
                 continue
             step, a, r = obj.get("step"), obj.get("action"), obj.get("reward")
@@ -176,6 +247,13 @@ class Episode:
                 )
             if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
                 raise EpisodeError(f"{name}, line {n}: 'reward' must be a number, got {r!r}")
+            if "move" in obj:
+                words = describe(v, a)
+                if obj["move"] != words:
+                    raise EpisodeError(
+                        f"{name}, line {n}: step {step}: the move text {obj['move']!r} does not "
+                        f"match action {a}, which is {words!r} (the file was edited or is corrupt)"
+                    )
             ep.actions.append(a)
             ep.rewards.append(float(r))
         if not outcome_seen:
@@ -183,7 +261,26 @@ class Episode:
         return ep
 
 
+def _check_outcome(outcome: Any, where: str) -> dict[str, Any]:
+    """The outcome object of a file, its known fields checked (:class:`EpisodeError`)."""
+    if not isinstance(outcome, dict):
+        raise EpisodeError(f"{where}: 'outcome' must be an object")
+    result = outcome.get("result")
+    if result is not None and result not in RESULTS:
+        raise EpisodeError(
+            f"{where}: outcome 'result' must be one of {', '.join(map(repr, RESULTS))}, "
+            f"got {result!r}"
+        )
+    for key in ("won", "terminated", "truncated"):
+        if key in outcome and not isinstance(outcome[key], bool):
+            raise EpisodeError(
+                f"{where}: outcome {key!r} must be true or false, got {outcome[key]!r}"
+            )
+    return outcome
+
+
 def make_replay_env(ep: Episode, ascii: bool = False, color: bool = False) -> Any:
+    """The env an episode is replayed in (:class:`EpisodeError` if it cannot be built)."""
     from spider_env.env import SpiderEnv
 
     try:
@@ -207,8 +304,7 @@ def replay_frames(ep: Episode, ascii: bool = False, color: bool = False) -> Iter
     except (ValueError, TypeError) as exc:
         raise EpisodeError(f"cannot set up the episode's deal: {exc}") from None
     yield str(env.render())
-    total = 0.0
-    terminated = False
+    terminated = not env.action_masks().any()
     for i, (a, r) in enumerate(zip(ep.actions, ep.rewards)):
         if terminated:
             raise EpisodeError(f"step {i}: the game had already ended, the file goes on")
@@ -219,7 +315,6 @@ def replay_frames(ep: Episode, ascii: bool = False, color: bool = False) -> Iter
                 "with other rules)"
             )
         _, reward, terminated, _, _ = env.step(a)
-        total += reward
         if abs(reward - r) > 1e-6:
             raise EpisodeError(
                 f"step {i}: reward {reward} differs from the recorded {r} (corrupt file)"
@@ -229,6 +324,55 @@ def replay_frames(ep: Episode, ascii: bool = False, color: bool = False) -> Iter
     rec_won = ep.outcome.get("won")
     if rec_won is not None and bool(rec_won) != won:
         raise EpisodeError(f"outcome says won={rec_won}, the replay ends with won={won}")
+    result = outcome_result(ep.outcome)
+    if result is None:
+        return
+    ended = "won" if won else "lost" if terminated else None
+    if (result in ("won", "lost")) != (ended is not None) or (ended and result != ended):
+        what = f"the game is {ended}" if ended else "the game is not over"
+        raise EpisodeError(f"outcome says {result!r}, but after step {len(ep.actions) - 1} {what}")
+
+
+def resolve_agent(agent: Any, variant: Variant, deterministic: bool | None = None) -> Any:
+    """The agent meant by ``agent``: a name (``"random"``, ``"greedy"``, ``"lookahead"``) or a
+    model path, built with :func:`spider_env.agents.make_agent`, or an object with ``act()``
+    (used as given). ``deterministic`` (trained models only): ``True`` plays the most likely
+    action, ``False`` samples; ``None`` keeps the model's own setting.
+
+    Raises ``ValueError`` (unknown name, not a model, ``deterministic`` for a non-model),
+    ``FileNotFoundError`` (missing model) or ``TypeError`` (not an agent).
+    """
+    if isinstance(agent, str):
+        from spider_env.agents import make_agent
+
+        built = make_agent(agent, variant)
+    elif callable(getattr(agent, "act", None)):
+        built = agent
+    else:
+        raise TypeError(
+            f"an agent must be a name, a model path or an object with act(); got {agent!r}"
+        )
+    if deterministic is not None:
+        if not isinstance(deterministic, bool):
+            raise TypeError(f"deterministic must be True, False or None, got {deterministic!r}")
+        if not isinstance(getattr(built, "deterministic", None), bool):
+            raise ValueError(
+                f"deterministic applies to trained models (PATH.zip), not to agent {agent!r}"
+            )
+        if built is agent:
+            built = copy.copy(agent)  # the caller's object keeps its own setting
+        built.deterministic = deterministic
+    return built
+
+
+def agent_label(spec: Any, agent: Any) -> str:
+    """The name an episode records: the spec given (a model path says whether it samples:
+    ``"model.zip (sampled)"``), else the object's ``name``."""
+    base = spec if isinstance(spec, str) else str(getattr(agent, "name", type(agent).__name__))
+    det = getattr(agent, "deterministic", None)
+    if isinstance(det, bool):
+        base += " (most likely)" if det else " (sampled)"
+    return base
 
 
 def record_episode(
@@ -240,32 +384,44 @@ def record_episode(
     max_steps: int | None = 1000,
     reward_mode: str = "score",
     agent_name: str | None = None,
+    deterministic: bool | None = None,
 ) -> Episode:
-    """Play ``agent`` on deal ``deal`` (like :func:`spider_env.evaluate.evaluate` does) and
-    return the recorded episode."""
+    """Play ``agent`` on deal number ``deal`` as :func:`spider_env.apps.evaluation.evaluate`
+    does and return the recorded episode.
+
+    ``agent`` is what ``evaluate`` takes: a name (``"greedy"``), a model path (``"m.zip"``)
+    or an agent object; ``deterministic`` chooses how a trained model picks its actions (see
+    :func:`resolve_agent`). The episode records ``deal`` itself (not the env's ``info``).
+    """
     from spider_env.apps.evaluation import make_env, play_episode
 
     v = get_variant(variant)
+    if isinstance(deal, bool) or not isinstance(deal, int) or not 0 <= deal < DEAL_LIMIT:
+        raise ValueError(f"deal must be an int in 0 .. 2**64-1, got {deal!r}")
+    options = _options(v)
+    player = resolve_agent(agent, v, deterministic)
+    name = agent_name or agent_label(agent, player)
     env = make_env(v, max_steps, reward_mode=reward_mode)
-    name = agent_name or str(getattr(agent, "name", type(agent).__name__))
-    rec, actions, rewards = play_episode(env, agent, deal, seed, name)
-    env.close()
+    try:
+        rec, actions, rewards = play_episode(env, player, deal, seed, name)
+    finally:
+        env.close()
     return Episode(
         variant=v.name,
         deal=deal,
         actions=actions,
         rewards=rewards,
-        outcome={
-            "won": rec.won,
-            "completed_runs": rec.completed_runs,
-            "score": rec.score,
-            "moves": rec.moves,
-            "steps": rec.steps,
-            "reward": rec.reward,
-            "terminated": not rec.truncated,
-            "truncated": rec.truncated,
-        },
-        options=_options(v),
+        outcome=episode_outcome(
+            won=rec.won,
+            completed_runs=rec.completed_runs,
+            score=rec.score,
+            moves=rec.moves,
+            steps=rec.steps,
+            reward=rec.reward,
+            terminated=not rec.truncated,
+            truncated=rec.truncated,
+        ),
+        options=options,
         agent=name,
         seed=seed,
         reward_mode=reward_mode,
@@ -280,6 +436,16 @@ def _options(v: Variant) -> str:
     return v.options_text()
 
 
+def redraws_in_place(out: Any) -> bool:
+    """Whether frames are redrawn in place on ``out`` (:data:`CLEAR_SCREEN` before each):
+    only on a terminal (a TTY whose ``TERM`` is not ``dumb``); pipes, files and tests get
+    plain output, one frame after another."""
+    isatty = getattr(out, "isatty", None)
+    if not callable(isatty) or not isatty():
+        return False
+    return os.environ.get("TERM", "") != "dumb"
+
+
 def play_frames(
     frames: Iterator[str],
     delay: float | None,
@@ -288,7 +454,10 @@ def play_frames(
     final_only: bool = False,
 ) -> int:
     """Print frames: all at once, ``delay`` seconds apart, or waiting for ``wait()`` (Enter)
-    between frames. ``wait()`` returning False stops the replay. Returns frames shown."""
+    between frames. ``wait()`` returning False stops the replay. When played back (``delay``
+    or ``wait``) on a terminal, each frame replaces the last (:func:`redraws_in_place`).
+    Returns the number of frames shown."""
+    redraw = (delay is not None or wait is not None) and not final_only and redraws_in_place(out)
     shown = 0
     last = None
     for k, frame in enumerate(frames):
@@ -299,8 +468,8 @@ def play_frames(
             break
         if delay is not None and k:
             time.sleep(delay)
-        if delay is not None and out.isatty():
-            out.write("\x1b[H\x1b[2J")
+        if redraw:
+            out.write(CLEAR_SCREEN)
         out.write(frame)
         out.write("\n")
         out.flush()
@@ -312,9 +481,18 @@ def play_frames(
 
 
 __all__ = [
+    "CLEAR_SCREEN",
+    "DEAL_LIMIT",
+    "RESULTS",
     "Episode",
     "EpisodeError",
+    "agent_label",
+    "episode_outcome",
+    "make_replay_env",
+    "outcome_result",
     "play_frames",
     "record_episode",
+    "redraws_in_place",
     "replay_frames",
+    "resolve_agent",
 ]

@@ -9,6 +9,10 @@ Commands (columns are numbered as on screen, from 0; a free column may be typed 
 * ``u``: undo (the engine's rule: only when the last action turned up no card);
 * ``h``: a hint from the greedy agent; ``?``: help; ``q``: quit.
 
+On a terminal the table is redrawn in place (cursor home, clear screen) after every command,
+with the last message under it; into a pipe or file the output is plain text, one frame per
+action. Messages write cards as the table does (``2♠``, or ``2S`` with ``--ascii``).
+
 Everything goes through :class:`spider_env.env.SpiderEnv` with ``undo=True``, and every
 legality question is answered by its mask (i.e. by :func:`spider_env.core.rules.legal_actions`);
 bad input gets a message and the game goes on.
@@ -16,14 +20,21 @@ bad input gets a message and the game goes on.
 
 from __future__ import annotations
 
+import re
 from typing import Any, TextIO
 
 import numpy as np
 
-from spider_env.apps.episodes import Episode
+from spider_env.apps.episodes import CLEAR_SCREEN, Episode, episode_outcome, redraws_in_place
 from spider_env.core.actions import DEAL, DISCARD, MOVE, UNDO, Action, describe, encode
+from spider_env.core.cards import N_CARD_IDS, card_str
 from spider_env.core.rules import explain_illegal
+from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant
+
+# A card as spider_env.core.rules.explain_illegal writes it (card_str: "2S", "TH").
+_RULES_CARD = re.compile(r"\b[A2-9TJQK][SHDC]\b")
+_RULES_CARD_IDS = {card_str(c, ascii=True): c for c in range(N_CARD_IDS)}
 
 HELP = """commands:
   S D      move from column S onto column D (as many cards as can go)
@@ -34,6 +45,15 @@ HELP = """commands:
   h        hint from the greedy agent
   ?        this help
   q        quit"""
+
+
+def cards_as_shown(text: str, ascii: bool) -> str:
+    """``text`` (a message of :func:`~spider_env.core.rules.explain_illegal`, which writes
+    cards as ``card_str(c, ascii=True)``) with every card written as the table shows it:
+    ``card_str(c, ascii)``, i.e. ``2♠``, or ``2S`` in ASCII."""
+    if ascii:
+        return text
+    return _RULES_CARD.sub(lambda m: card_str(_RULES_CARD_IDS[m.group()], ascii=False), text)
 
 
 class TerminalGame:
@@ -59,15 +79,26 @@ class TerminalGame:
         )
         self.variant: Variant = self.env.variant
         self.base_variant = variant
+        self.ascii = ascii
         if deal is None:
             deal = int(np.random.default_rng(seed).integers(0, 2**31))
         self.deal = deal
         self.obs, self.info = self.env.reset(options={"deal": deal})
         self.actions: list[int] = []
         self.rewards: list[float] = []
-        self.done = not self.info["action_mask"].any()
+        self.terminated = not self.info["action_mask"].any()
+        self.truncated = False
         self.quit = False
         self._hinter: Any = None
+
+    @property
+    def done(self) -> bool:
+        """The game is over: won, no legal action left, or stopped by a step limit."""
+        return self.terminated or self.truncated
+
+    def _why(self, state: State, a: int) -> str:
+        """Why action ``a`` is illegal, with cards written as on the table."""
+        return cards_as_shown(explain_illegal(state, a), self.ascii)
 
     # --- input ----------------------------------------------------------------------------
     def column(self, token: str) -> int:
@@ -104,7 +135,7 @@ class TerminalGame:
                 raise ValueError("'u' takes no arguments")
             a = encode(v, Action(UNDO))
             if not mask[a]:
-                raise ValueError(f"cannot undo: {explain_illegal(self.env.state, a)}")
+                raise ValueError(f"cannot undo: {self._why(self.env.state, a)}")
             return a
         if cmd in ("d", "deal"):
             if v.n_deal_actions == 0:
@@ -124,11 +155,11 @@ class TerminalGame:
                 ]
                 if not legal:
                     a = encode(v, Action(DEAL, pile=0))
-                    raise ValueError(f"cannot deal: {explain_illegal(self.env.state, a)}")
+                    raise ValueError(f"cannot deal: {self._why(self.env.state, a)}")
                 pile = legal[0]
             a = encode(v, Action(DEAL, pile=pile))
             if not mask[a]:
-                raise ValueError(f"cannot deal: {explain_illegal(self.env.state, a)}")
+                raise ValueError(f"cannot deal: {self._why(self.env.state, a)}")
             return a
         if cmd in ("x", "discard"):
             if v.auto_discard:
@@ -137,7 +168,7 @@ class TerminalGame:
                 raise ValueError("type 'x C' with the column C of the complete run")
             a = encode(v, Action(DISCARD, src=self.column(words[1])))
             if not mask[a]:
-                raise ValueError(f"cannot discard: {explain_illegal(self.env.state, a)}")
+                raise ValueError(f"cannot discard: {self._why(self.env.state, a)}")
             return a
         if len(words) not in (2, 3):
             raise ValueError(f"did not understand {line.strip()!r}; type ? for help")
@@ -152,7 +183,7 @@ class TerminalGame:
                 raise ValueError(f"at most {v.max_run} cards move at once in {v.name}")
             a = encode(v, Action(MOVE, src, k, dst))
             if not mask[a]:
-                raise ValueError(f"cannot {describe(v, a)}: {explain_illegal(self.env.state, a)}")
+                raise ValueError(f"cannot {describe(v, a)}: {self._why(self.env.state, a)}")
             return a
         # No count: the legal move from src to dst with the most cards.
         for k in range(v.max_run, 0, -1):
@@ -168,7 +199,7 @@ class TerminalGame:
             else len(state.cols[src]) - state.down[src]
         )
         a = encode(v, Action(MOVE, src, max(1, min(runs, v.max_run)), dst))
-        raise ValueError(f"no move from column {src} to {dst}: {explain_illegal(state, a)}")
+        raise ValueError(f"no move from column {src} to {dst}: {self._why(state, a)}")
 
     # --- actions ----------------------------------------------------------------------------
     def hint(self) -> str:
@@ -184,17 +215,22 @@ class TerminalGame:
         self.obs, self.info = obs, info
         self.actions.append(a)
         self.rewards.append(float(r))
-        self.done = terminated or truncated
+        self.terminated, self.truncated = bool(terminated), bool(truncated)
         return describe(self.variant, a)
 
     def frame(self) -> str:
         return str(self.env.render())
 
     def run(self, inp: TextIO, out: TextIO) -> None:
+        """Read commands from ``inp`` until the game ends, ``q`` or the end of input; write the
+        table and messages to ``out`` (redrawn in place when :func:`redraws_in_place`)."""
         v = self.variant
         pile = " (d P: deal stock pile P)" if v.choose_pile else ""
-        out.write(f"{v.name}, deal {self.deal}. Type ? for help.\n")
-        out.write(self.frame())
+        title = f"{v.name}, deal {self.deal}. Type ? for help.\n"
+        redraw = redraws_in_place(out)
+        if redraw:
+            out.write(CLEAR_SCREEN)
+        out.write(title + self.frame())
         while not self.done:
             out.write("> ")
             out.flush()
@@ -203,30 +239,32 @@ class TerminalGame:
                 out.write("\n(end of input)\n")
                 self.quit = True
                 break
+            note, moved = "", False
             try:
                 cmd = self.parse(line)
             except ValueError as exc:
-                out.write(f"! {exc}\n")
-                continue
-            if cmd is None:
-                continue
+                cmd, note = None, f"! {exc}\n"
             if cmd == "quit":
                 self.quit = True
                 break
             if cmd == "help":
-                out.write(HELP.format(pile=pile) + "\n")
-                continue
-            if cmd == "hint":
-                out.write(f"hint: {self.hint()}\n")
-                continue
-            assert isinstance(cmd, int)
-            self.step(cmd)
-            out.write(self.frame())
+                note = HELP.format(pile=pile) + "\n"
+            elif cmd == "hint":
+                note = f"hint: {self.hint()}\n"
+            elif isinstance(cmd, int):
+                self.step(cmd)
+                moved = True
+            if redraw:
+                out.write(CLEAR_SCREEN + title + self.frame() + note)
+            else:
+                out.write(note + (self.frame() if moved else ""))
         st = self.env.state
         if st.won:
             out.write(f"You won! Score {st.score} in {st.moves} moves.\n")
-        elif self.done:
+        elif self.terminated:
             out.write(f"No legal move left: game over. Score {st.score}.\n")
+        elif self.truncated:
+            out.write(f"Stopped at the step limit. Score {st.score}.\n")
         else:
             out.write(f"Bye. Score {st.score}, {sum(st.completed)} run(s) completed.\n")
 
@@ -241,16 +279,16 @@ class TerminalGame:
             deal=self.deal,
             actions=list(self.actions),
             rewards=list(self.rewards),
-            outcome={
-                "won": st.won,
-                "completed_runs": sum(st.completed),
-                "score": st.score,
-                "moves": st.moves,
-                "steps": len(self.actions),
-                "reward": round(sum(self.rewards), 6),
-                "terminated": self.done,
-                "truncated": False,
-            },
+            outcome=episode_outcome(
+                won=st.won,
+                completed_runs=sum(st.completed),
+                score=st.score,
+                moves=st.moves,
+                steps=len(self.actions),
+                reward=sum(self.rewards),
+                terminated=self.terminated,
+                truncated=self.truncated,
+            ),
             options=v.options_text(),
             agent="player",
             seed=None,
@@ -258,4 +296,4 @@ class TerminalGame:
         )
 
 
-__all__ = ["HELP", "TerminalGame"]
+__all__ = ["HELP", "TerminalGame", "cards_as_shown"]
