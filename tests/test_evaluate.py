@@ -349,11 +349,24 @@ def test_evaluation_knows_the_deal_without_info_naming_it(monkeypatch: Any) -> N
     assert {r.deal: r.reward for r in res.records} == pytest.approx(log)
 
 
-def test_model_example_knows_the_deal_without_info_naming_it(
-    tmp_path: Path, monkeypatch: Any
-) -> None:
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: Any) -> Path:
+    """An untrained MaskablePPO model of 1-suit Spider, with the sidecar the examples write."""
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
+
+    d = tmp_path_factory.mktemp("model")
+    env = gymnasium.make("Spider-v0", suits=1, obs_mode="flat")
+    MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, policy_kwargs={"net_arch": [8]}).save(
+        d / "model.zip"
+    )
+    (d / "model.json").write_text(
+        json.dumps({"algo": "MaskablePPO", "env_kwargs": {"suits": 1, "obs_mode": "flat"}})
+    )
+    return d / "model.zip"
+
+
+def test_model_example_knows_the_deal_without_info_naming_it(model: Path, monkeypatch: Any) -> None:
     from stable_baselines3.common.monitor import Monitor
 
     from spider_env.wrappers import DealRange
@@ -361,13 +374,6 @@ def test_model_example_knows_the_deal_without_info_naming_it(
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "examples"))
     import evaluate_trained_model
 
-    env = gymnasium.make("Spider-v0", suits=1, obs_mode="flat")
-    MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, policy_kwargs={"net_arch": [8]}).save(
-        tmp_path / "model.zip"
-    )
-    (tmp_path / "model.json").write_text(
-        json.dumps({"algo": "MaskablePPO", "env_kwargs": {"suits": 1, "obs_mode": "flat"}})
-    )
     log: dict[int, float] = {}
 
     def make_env(suits: int, deals: Any, order: str, **kw: Any) -> Any:
@@ -377,9 +383,7 @@ def test_model_example_knows_the_deal_without_info_naming_it(
 
     monkeypatch.setattr(evaluate_trained_model, "make_env", make_env)
     deals = [11, 3, 8, 20, 6]
-    res = evaluate_trained_model.evaluate_model(
-        tmp_path / "model.zip", deals, n_envs=2, max_episode_steps=12
-    )
+    res = evaluate_trained_model.evaluate_model(model, deals, n_envs=2, max_episode_steps=12)
     assert sorted(log) == sorted(deals)
     assert {r["deal"]: r["reward"] for r in res["records"]} == pytest.approx(log)
 
@@ -412,6 +416,21 @@ def test_deterministic_reaches_make_agent_for_model_paths_only(monkeypatch: Any)
     res = evaluate(["m.zip"], [0], suits=1, max_steps=5)
     assert calls == [("m.zip", {})]  # None: the model's sidecar decides
     assert res.agents == ["m.zip (sampled)"] and res.summaries[0].deterministic is False
+
+
+def test_model_agents_say_in_the_result_whether_they_sample(model: Path) -> None:
+    path = str(model)
+    sampled = evaluate([path], [0], suits=1, max_steps=5)  # no choice in the sidecar: sampled
+    likely = evaluate([path], [0, 1], suits=1, max_steps=5, deterministic=True, jobs=2)
+    assert sampled.summaries[0].deterministic is False
+    assert likely.summaries[0].deterministic is True
+    assert evaluate([path], [0], suits=1, max_steps=5, deterministic=False).agents == (
+        sampled.agents
+    )
+    assert len({path, sampled.agents[0], likely.agents[0]}) == 3  # the name says which
+    assert likely.records[0].agent == likely.agents[0]
+    assert likely.agents[0] in likely.table()
+    assert likely.to_dict()["summaries"][0]["deterministic"] is True
 
 
 def test_deterministic_without_a_model_agent_is_refused() -> None:

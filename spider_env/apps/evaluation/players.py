@@ -10,8 +10,8 @@ from typing import Any
 from spider_env.agents import AGENT_NAMES, make_agent
 from spider_env.core.variants import Variant
 
-# The names make_agent knows ("search" is its alias of "lookahead"); any other text is a path.
-_BASELINES = frozenset((*AGENT_NAMES, "search"))
+# The names make_agent knows; any other text is a model path (or an unknown name, refused).
+_BASELINES = frozenset(AGENT_NAMES)
 
 
 def is_model_spec(spec: Any) -> bool:
