@@ -147,14 +147,16 @@ class SpiderEnv(gym.Env[Any, np.int64]):
 
     - move the `k` exposed cards of column `src` onto column `dst`:
       `action = (src * R + (k - 1)) * C + dst`;
-    - deal number `j`: `action = C * R * C + j`;
+    - deal stock pile `j` (`j = 0` unless the player chooses the pile): `action = C * R * C + j`;
     - discard the complete run ending column `c` (only without automatic discard):
       `action = C * R * C + D + c`;
     - undo (only with `undo=True`): the last id.
 
-    Classic Spider: 1301 actions, the deal is 1300. `env.encode_action(src, k, dst)`,
-    `env.decode_action(a)` and `env.describe_action(a)` ("move 3 cards 2 -> 7", "deal")
-    translate. Only a few dozen actions are legal in a position: use the mask.
+    The arithmetic is `spider_env.core.actions` (`move_id`, `move_parts`, `deal_id`,
+    `discard_id`, `undo_id`, `encode`, `decode`). Classic Spider: 1301 actions, the deal is
+    1300. `env.encode_action(src, k, dst)`, `env.decode_action(a)` and
+    `env.describe_action(a)` ("move 3 cards 2 -> 7", "deal") translate. Only a few dozen
+    actions are legal in a position: use the mask.
 
     ## Action Mask
     `env.action_masks()` (the sb3-contrib convention) and `info["action_mask"]` after every
@@ -189,12 +191,24 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     through `options={"state": ...}`) is refused at `reset` with a `ValueError`.
 
     `obs_mode="features"` gives the encoding made for learning, a `Dict` of `float32` arrays
-    `"columns"` `(C, F)` and `"globals"` `(G,)` (for SB3's `MultiInputPolicy`);
-    `obs_mode="flat"` concatenates them into one `Box` (for `MlpPolicy`). Per column: face-down
-    count (normalised), face-up count / 13, empty flag, suited run length / 13, then one-hot
-    rank (+ suit, with more than one suit) of the run's base card and of the last
-    `feature_slots` face-up cards; globals: deals left, completed runs (total and per suit),
-    visible pile tops. See :mod:`spider_env.observation` for the exact layout.
+    (for SB3's `MultiInputPolicy`), with `N = feature_slots` and `S' = S` suits when the
+    variant has more than one suit, else `S' = 0`:
+
+    - `"columns"` `Box(0, high, (C, F))`, `F = 4 + (N + 1) * (13 + S')`; per column: face-down
+      count / (most face-down cards dealt to a column), face-up count / 13 (at most `L / 13`,
+      the only feature above 1), empty flag, suited run length / 13, then `N + 1` card slots of
+      `13 + S'` values (one-hot rank A..K, then one-hot suit when `S' > 0`): slot 0 is the base
+      (deepest card) of the suited run at the end of the column, slots `1..N` the last `N`
+      face-up cards, exposed card first; slots without a face-up card are all zero.
+    - `"globals"` `Box(0, 1, (G,))`: deals left / P (0 without a stock), completed runs / runs
+      to win, completed runs per suit / copies of that suit (4 values), then for variants with
+      visible pile tops `P` card slots like the column slots: `G = 6 (+ P * (13 + S'))`.
+
+    `obs_mode="flat"` is one `Box` of `C * F + G` values, `columns.ravel()` then `globals`
+    (for `MlpPolicy`; the mode to use with SB3's `check_env`, which warns about the 2-D
+    `"tableau"` and `"columns"` arrays of the other modes). The sizes and spaces are computed
+    by `spider_env.observation` (`feature_width`, `globals_width`, `flat_width`, their
+    inverses, `observation_space`).
 
     ## Starting State
     A deal of the variant: with `reset(seed=s)` deal number `n` drawn from the env's RNG
@@ -205,17 +219,22 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     any position of the same variant; `options={"pysol_game": n}` PySolFC's game `n` (needs
     the `pysol` extra, see :mod:`spider_env.core.interop`). At most one option; unknown keys are
     an error. More can be added with `spider_env.env.register_reset_option`.
-    `info["deal"]` names the deal (`"spider-4suit#123"`, `"custom"`, `"state"`,
-    `"pysolfc-11#5"`), `info["deal_number"]` is its number in our generator (-1 if none).
+    The deal's identity is for tools only and never in `info`: `env.deal_name`
+    (`"spider-4suit#123"`, `"custom"`, `"state"`, `"pysolfc-11#5"`) and `env.deal_number` (its
+    number in the engine's generator, -1 if none), read-only, also through
+    `env.unwrapped` or `env.get_wrapper_attr("deal_number")`.
 
     ## Rewards
     `reward_mode` selects a function of :mod:`spider_env.rewards` (or pass a callable
-    `reward(prev_state, action, state) -> float`). What an episode's rewards sum to:
+    `reward(prev_state, action, state) -> float`, called after each legal action). What each
+    legal action pays, and what an episode's rewards sum to:
 
     - `"score"` (default): change of the variant's score. Sum = final score - starting score
-      (Windows scoring: final score - 500, the score being 500 - actions + 100 per run;
-      tournament scoring: the final score, which starts at 0).
-    - `"runs"`: +1 per completed run, +10 on the winning action. Sum = runs + 10 * won.
+      (Windows scoring: -1 per action, +100 per run, sum = final score - 500; tournament
+      scoring: +25 per revealed card, +100 per run, +100 for a win without the free column,
+      sum = the final score, which starts at 0).
+    - `"runs"`: +1 per completed run, +10 on the winning action (`RunsReward(win_bonus=)`).
+      Sum = runs + 10 * won.
     - `"shaped"`: +1 per run, +0.1 per revealed tableau card, +10 on win, -0.01 per action.
       Sum = runs + 0.1 * reveals + 10 * won - 0.01 * legal actions.
     - `"win"`: +1 on the winning action. Sum = 1 if won else 0.
@@ -243,13 +262,12 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     the episode terminated (`RuntimeError`) is always an error.
 
     ## Information
-    `info` after every reset and step: `action_mask`, `score`, `moves`, `completed_runs`,
-    `deals_left`, `is_success` (won; the key SB3 reads for its success rate),
-    `legal_action_count`, `illegal_action`, `deal`, `deal_number`, `variant`
-    (the variant's registered name, or the `Variant` itself when built with other options,
-    e.g. `undo=True`). `deal`/`deal_number` identify the deal for bookkeeping and replay; since
-    the generator is public they determine the hidden cards, so agents must not feed them to a
-    policy (the observation and mask alone are the player's view).
+    `info` after every reset and step holds exactly: `action_mask`, `score`, `moves`,
+    `completed_runs`, `deals_left`, `is_success` (won; the key SB3 reads for its success rate),
+    `legal_action_count`, `illegal_action`, `variant` (a `str` that
+    `spider_env.get_variant` turns back into the env's variant: the registered name, followed
+    by the changed options in the state text's `key=value` syntax, e.g.
+    `"spider-4suit undo=true"`). Nothing in it depends on the hidden cards or names the deal.
 
     ## Arguments
     ```python
@@ -258,7 +276,9 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     env = gym.make("Spider-v0", suits=4, reward_mode="score", illegal_action="penalize",
                    mask_in_obs=False, obs_mode="dict", render_mode="ansi")
     ```
-    - `variant=None`: a variant name or `Variant` (default classic Spider with `suits`).
+    - `variant=None`: a variant name, spec string (`"spider-4suit undo=true"`) or registered
+      `Variant` (default classic Spider with `suits`); an unregistered variant is a
+      `ValueError`.
     - `suits=None`: 1, 2 or 4 (default 4) for classic Spider; must agree with `variant`.
     - `reward_mode="score"`, `illegal_action="penalize"`, `illegal_reward=-1.0`: see above.
     - `mask_in_obs=False`: add `"action_mask"` to the observation.
@@ -273,6 +293,11 @@ class SpiderEnv(gym.Env[Any, np.int64]):
 
     ## Version History
     - v0: initial version.
+    - v0, revised (the id stays `Spider-v0`): `info["deal"]` and `info["deal_number"]`
+      removed (the deal number determines the hidden cards; tools read `env.deal_name` /
+      `env.deal_number`); `info["variant"]` is always a `str` (was a `Variant` when options
+      differed); an unregistered `Variant` is refused; renames: `info["runs_completed"]` ->
+      `info["completed_runs"]`, `DealRange(env, deals)` -> `DealRange(env, deal_numbers)`.
     """
 
     # Gymnasium declares metadata as a plain class attribute, hence no ClassVar here.

@@ -145,7 +145,8 @@ _DOWN_BYTE = bytes([FACE_DOWN])
 
 
 class TableEncoder:
-    """Builds the ``dict`` observation (tableau, deals_left, completed[, pile_tops])."""
+    """Builds the ``dict`` observation (tableau, deals_left, completed[, pile_tops]; layout in
+    :class:`~spider_env.env.SpiderEnv`, "Observation Space")."""
 
     def __init__(self, variant: Variant) -> None:
         self.variant = variant
@@ -210,7 +211,8 @@ class TableEncoder:
 
 
 class FeatureEncoder:
-    """Builds the learning encoding (``obs_mode="features"`` or ``"flat"``)."""
+    """Builds ``(columns, globals)`` of the learning encoding (``obs_mode="features"`` or
+    ``"flat"``; layout in :class:`~spider_env.env.SpiderEnv`, "Observation Space")."""
 
     def __init__(self, variant: Variant, slots: int = DEFAULT_FEATURE_SLOTS) -> None:
         self.variant = variant

@@ -1,23 +1,10 @@
 """Reward functions, selectable by name and injectable (no Gymnasium here).
 
-A reward function is any callable ``reward(prev: State, action: int, state: State) -> float``
-called after each *legal* action (``state = apply(prev, action)``). Illegal actions do not call
-it: the env's ``illegal_reward`` applies instead. Built-in modes (``SpiderEnv(reward_mode=...)``):
-
-==========  ==================================================  ====================================
-name        reward per legal action                             sum over an episode
-==========  ==================================================  ====================================
-"score"     change of the variant's score                       final score - starting score
-            (Windows: -1 per action, +100 per run; tournament:  (Windows: final score - 500;
-            +25 per reveal, +100 per run, +100 on a clean win)  tournament: final score)
-"runs"      +1 per completed run, +``win_bonus`` (10) on win     runs completed + 10 * won
-"shaped"    +1 per run, +0.1 per revealed tableau card,          runs + 0.1 * reveals + 10 * won
-            +10 on win, -0.01 per action                         - 0.01 * legal actions
-"win"       +1 when the game is won                              1 if won else 0
-==========  ==================================================  ====================================
-
-(plus ``illegal_reward`` times the number of penalized illegal actions, in every mode).
-Pass an instance (e.g. ``ShapedReward(reveal=0.5)``) or any callable to customise.
+A reward function is any callable ``reward(prev: State, action: int, state: State) -> float``,
+called by the env after each *legal* action (``state`` follows ``prev``). :data:`REWARD_MODES`
+maps the names of ``SpiderEnv(reward_mode=...)`` to the built-in classes; pass an instance
+(e.g. ``ShapedReward(reveal=0.5)``) or any callable to customise. What each mode pays and what
+an episode's rewards sum to is specified in :class:`spider_env.env.SpiderEnv` ("Rewards").
 """
 
 from __future__ import annotations
@@ -113,7 +100,8 @@ REWARD_MODES: dict[str, Callable[[], RewardFn]] = {
 
 
 def get_reward_fn(mode: str | RewardFn) -> RewardFn:
-    """A reward function by name (see the module docstring), or ``mode`` itself if callable."""
+    """A reward function by name (a key of :data:`REWARD_MODES`), or ``mode`` itself if
+    callable."""
     if isinstance(mode, str):
         try:
             return REWARD_MODES[mode]()

@@ -88,6 +88,28 @@ def test_every_variant_passes_both_checkers(name):
         sb3_check_env(SpiderEnv(variant=name, obs_mode="flat"), warn=False)
 
 
+def sb3_check_warnings(env: SpiderEnv) -> list[str]:
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sb3_check_env(env, warn=True)
+    return [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("name", ["spider-4suit", "spider-1suit", "spider-culbertson", "scorpion"])
+def test_flat_observation_passes_sb3_check_env_without_warnings(name):
+    assert sb3_check_warnings(SpiderEnv(variant=name, obs_mode="flat")) == []
+
+
+@pytest.mark.parametrize(("obs_mode", "key"), [("dict", "tableau"), ("features", "columns")])
+def test_sb3_check_env_warns_only_about_the_2d_array(obs_mode, key):
+    # The README says why these warnings stay: the (C, L) / (C, F) layout is public API.
+    messages = sb3_check_warnings(SpiderEnv(obs_mode=obs_mode))
+    assert len(messages) == 1
+    assert f"observation {key} has an unconventional shape" in messages[0]
+
+
 @pytest.mark.parametrize("suits", [1, 2, 4])
 def test_make_suits(suits):
     env = gym.make("Spider-v0", suits=suits)
