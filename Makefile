@@ -12,7 +12,7 @@ TORCH_INDEX_URL ?=
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install --upgrade pip setuptools wheel  # tests/test_packaging.py builds offline
 	# torch first (the CPU build, given TORCH_INDEX_URL where PyPI's default is CUDA), so the
 	# train extra finds it installed.
 	$(PY) -m pip install $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) torch==2.13.0
