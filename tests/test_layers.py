@@ -2,7 +2,7 @@
 
 Built from the AST of every module, so imports at any depth count (inside functions, under
 ``if TYPE_CHECKING``, in ``try`` blocks), and so do ``importlib.import_module("...")`` and
-``__import__("...")`` calls with a literal name:
+``__import__("...")`` calls with a literal name and ``"spider_env.x:Name"`` entry-point strings:
 
 * ``spider_env/core/*`` imports only the standard library and ``spider_env.core``;
 * the env layer (``spider_env/__init__.py``, env, observation, rewards, render, wrappers,
@@ -22,6 +22,7 @@ A module that belongs to no layer fails too: a new module gets its layer here.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,7 @@ ENV_THIRD_PARTY = frozenset({"numpy", "gymnasium", "pysol_cards"})  # pysol_card
 AGENTS_THIRD_PARTY = frozenset({"numpy", "stable_baselines3", "sb3_contrib", "torch"})
 # The one documented edge from the env layer up to apps: `spider_env.evaluate`, loaded lazily.
 LAZY_EVALUATE = ("spider_env", "__getattr__", "spider_env.apps.evaluation", "evaluate")
+ENTRY_POINT = re.compile(r"(spider_env|agents)(\.\w+)*:\w+(\.\w+)*")
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,11 @@ class _Collector(ast.NodeVisitor):
         for name in names:  # `from pkg import submodule` also imports pkg.submodule
             if f"{target}.{name}" in self.known:
                 self._add(node, f"{target}.{name}")
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        # "module:attr" entry points (gymnasium.register, wrapper specs) import when used
+        if isinstance(node.value, str) and ENTRY_POINT.fullmatch(node.value):
+            self._add(node, node.value.partition(":")[0])
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -282,6 +289,14 @@ def test_checker_flags_agents_reaching_apps_by_a_relative_import() -> None:
         None,
         None,
     ]
+
+
+def test_checker_flags_an_entry_point_string_into_apps() -> None:
+    src = 'register(id="X-v0", entry_point="spider_env.apps.play:Game")\n'
+    [edge] = imports_of(src, "spider_env.registration")
+    assert edge.target == "spider_env.apps.play"
+    assert forbidden(edge) is not None
+    assert imports_of('x = "see spider_env.env: the env"\n', "spider_env.registration") == []
 
 
 def test_checker_flags_a_top_level_agents_import_anywhere() -> None:

@@ -90,6 +90,10 @@ def test_cli_command_parses(line: int, argv: list[str]) -> None:
     except SystemExit as exc:  # argparse's answer to a bad command line
         pytest.fail(f"README.md line {line}: `spider-env {shlex.join(argv)}` exits {exc.code}")
     assert args.command == argv[0]
+    if args.command == "evaluate":
+        from spider_env.apps.evaluation import parse_deals
+
+        assert parse_deals(args.deals)  # the --deals text is valid, not only a string
 
 
 def test_quick_start_show_command_runs(tmp_path: Path) -> None:
