@@ -22,30 +22,42 @@ from .base import Agent, BaseAgent, legal_from_mask
 from .greedy import GreedyAgent, Weights
 from .lookahead import LookaheadAgent
 from .random_agent import RandomAgent
+from .sb3 import load_sb3_agent
 from .view import TableView
 
 AGENT_NAMES = ("random", "greedy", "lookahead")
 
 
-def make_agent(spec: str, variant: Variant | str | None = None, seed: int | None = None) -> Any:
+def make_agent(
+    spec: str,
+    variant: Variant | str | None = None,
+    seed: int | None = None,
+    *,
+    deterministic: bool | None = None,
+) -> Any:
     """An agent from a name (``random``, ``greedy``, ``lookahead``) or a ``.zip`` model path.
+
+    ``deterministic`` is for trained models (see :func:`agents.sb3.load_sb3_agent`): ``True``
+    plays the most likely action, ``False`` samples, ``None`` follows the model's sidecar
+    (sampled without one); the agent's ``name`` says which. The baseline agents have no policy
+    to sample from and play the same either way.
 
     Raises ``ValueError`` for an unknown name and ``FileNotFoundError`` for a missing model.
     """
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"agent must be a name or a model path, got {spec!r}")
+    if deterministic is not None and not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be True, False or None, got {deterministic!r}")
     v = get_variant(variant) if variant is not None else None
     key = spec.lower()
     if key == "random":
         return RandomAgent(v, seed)
     if key == "greedy":
         return GreedyAgent(v, seed)
-    if key in ("lookahead", "search"):
+    if key == "lookahead":
         return LookaheadAgent(v, seed)
     if spec.endswith(".zip") or os.sep in spec or os.path.exists(spec):
-        from .sb3 import load_sb3_agent
-
-        return load_sb3_agent(spec, v, seed=seed)
+        return load_sb3_agent(spec, v, seed=seed, deterministic=deterministic)
     raise ValueError(
         f"unknown agent {spec!r}: use one of {', '.join(AGENT_NAMES)} or the path of a "
         "trained model (.zip)"

@@ -9,10 +9,9 @@ An agent is given what a player sees after each ``reset``/``step`` of the env:
 * ``info``: the env's ``info`` dict (optional; agents must not rely on anything hidden in it),
 
 and returns one legal action id. ``reset(seed)`` starts a new episode (clears per-game memory,
-reseeds the agent's RNG). Agents decode actions with the public helpers
-(:func:`spider_env.core.actions.decode`, :func:`spider_env.core.actions.describe`) and
-parse the table with :class:`spider_env.agents.view.TableView`; none of them reads face-down
-cards or the stock order.
+reseeds the agent's RNG). Agents decode actions with :mod:`spider_env.core.actions` and parse
+the table with :class:`spider_env.agents.view.TableView` (once per observation); none of them
+reads face-down cards or the stock order, and none recomputes the legality the mask gives.
 """
 
 from __future__ import annotations
@@ -47,36 +46,11 @@ def legal_from_mask(mask: Any) -> np.ndarray:
     return legal
 
 
-def infer_variant(obs: Any, mask: Any) -> Variant | None:
-    """The registered variant that fits an observation and mask (the fewest suits that cover
-    the visible cards), for agents used without a variant; ``None`` if nothing fits."""
-    from spider_env.core.variants import VARIANTS
-
-    try:
-        tab = np.asarray(obs["tableau"])
-        n = int(np.asarray(mask).size)
-    except (TypeError, KeyError, IndexError):
-        return None
-    if tab.ndim != 2:
-        return None
-    suits = {(int(x) - 2) // 13 for x in np.unique(tab) if x >= 2}
-    fits = [
-        v
-        for v in VARIANTS.values()
-        if v.n_actions == n
-        and v.n_columns == tab.shape[0]
-        and v.max_column_length == tab.shape[1]
-        and suits <= set(v.suit_ids)
-    ]
-    return min(fits, key=lambda v: v.suits) if fits else None
-
-
 class BaseAgent:
     """Shared plumbing: the variant, a seeded RNG, ``reset``.
 
-    ``variant`` may be left ``None``; it is then taken from ``info["variant"]`` (the env puts
-    the variant's name there) on the first :meth:`act`, or, without it, guessed from the shapes
-    of the observation and mask (:func:`infer_variant`).
+    ``variant`` may be left ``None``; it is then read from ``info["variant"]`` (the env's name of
+    its variant, see :func:`spider_env.core.variants.get_variant`) on the first :meth:`act`.
     """
 
     name = "base"
@@ -91,25 +65,28 @@ class BaseAgent:
             self.seed = seed
         self.rng = np.random.default_rng(self.seed)
 
-    def _variant(
-        self, info: Mapping[str, Any] | None, obs: Any = None, mask: Any = None
-    ) -> Variant:
-        if self.variant is not None:
-            return self.variant
-        name = info.get("variant") if info else None
-        if name is not None:
-            v = get_variant(name)
-            if mask is not None and np.asarray(mask).size == v.n_actions + 1 and not v.undo:
-                v = v.with_options(undo=True)  # info names the variant, not its options
-            self.variant = v
-            return v
-        guess = infer_variant(obs, mask) if obs is not None and mask is not None else None
-        if guess is None:
+    def _variant(self, info: Mapping[str, Any] | None) -> Variant:
+        """The agent's variant, from its constructor or else from ``info["variant"]``."""
+        if self.variant is None:
+            name = info.get("variant") if info else None
+            if name is None:
+                raise ValueError(
+                    f"{type(self).__name__} needs its variant: pass variant=... or an info dict "
+                    "with a 'variant' entry"
+                )
+            self.variant = get_variant(name)
+        return self.variant
+
+    def _legal(self, mask: Any, variant: Variant) -> list[int]:
+        """The legal action ids of ``mask`` (``ValueError`` if it is empty or does not fit)."""
+        legal = legal_from_mask(mask)
+        n = np.asarray(mask).size
+        if n != variant.n_actions:
             raise ValueError(
-                f"{type(self).__name__} needs its variant: pass variant=... or an info dict "
-                "with a 'variant' entry"
+                f"the action mask has {n} entries but {variant.name} has "
+                f"{variant.n_actions} actions: the agent plays another variant than the env"
             )
-        return guess  # not kept: a later observation may show more suits
+        return legal.tolist()
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
         raise NotImplementedError
@@ -119,4 +96,4 @@ class BaseAgent:
         return f"{type(self).__name__}(variant={v!r}, seed={self.seed!r})"
 
 
-__all__ = ["Agent", "BaseAgent", "infer_variant", "legal_from_mask"]
+__all__ = ["Agent", "BaseAgent", "legal_from_mask"]

@@ -1,8 +1,9 @@
 """A one-step heuristic player: the moves a good player makes without looking ahead.
 
 For every legal action of the mask the agent works out the position it leads to (by running the
-one rules engine, :func:`spider_env.core.rules.apply`, on a state rebuilt from the observation, see
-:meth:`agents.view.TableView.to_state`) and scores what a player can see of it:
+one rules engine, :func:`spider_env.core.rules.apply_legal`, on a state filled in from the
+observation, see :meth:`agents.view.TableView.to_state`; the mask says which actions are legal)
+and scores what a player can see of it:
 
 * completed runs (by far the most), face-down cards turned up (more for the last card of a
   column: a column about to empty), empty columns, suited links (a card on the next higher card
@@ -31,13 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from spider_env.core.actions import DEAL, DISCARD, MOVE, UNDO, decode
+from spider_env.core.actions import DEAL, DISCARD, MOVE, UNDO, decode, move_parts
 from spider_env.core.cards import N_RANKS
-from spider_env.core.rules import IllegalMoveError, apply, legal_actions
+from spider_env.core.rules import apply_legal, legal_actions
 from spider_env.core.state import State
 from spider_env.core.variants import Variant
 
-from .base import BaseAgent, legal_from_mask
+from .base import BaseAgent
 from .view import TableView
 
 _K = N_RANKS - 1
@@ -133,12 +134,6 @@ class PositionScorer:
             i = j
         return v
 
-    def state(self, s: State) -> float:
-        total = self.w.run * sum(s.completed)
-        for col, d in zip(s.cols, s.down):
-            total += self.column(col, d, False)
-        return total
-
     def gain(self, before: State, after: State) -> float:
         """Score change from ``before`` to ``after`` (cards turned up count as unknown)."""
         g = self.w.run * (sum(after.completed) - sum(before.completed))
@@ -155,9 +150,10 @@ class PositionScorer:
 def visible_key(s: State) -> tuple[Any, ...]:
     """A hashable key of the position an agent sees (to recognise repeated positions).
 
-    Agents only ever hold states rebuilt by :meth:`TableView.to_state` without an RNG, whose
-    filled-in unseen cards are a fixed function of the visible table; so the full position key
-    identifies the visible position (and is much cheaper to build than slicing the columns).
+    Agents only ever hold states filled in by :meth:`TableView.to_state` without an RNG (and the
+    states moves lead to from them), whose unseen cards are a fixed function of the visible
+    table; so the full position key identifies the visible position (and is much cheaper to
+    build than slicing the columns).
     """
     return s.key()
 
@@ -207,36 +203,43 @@ class GreedyAgent(BaseAgent):
 
         Deals are listed with gain 0.0, undo with ``-inf``.
         """
-        v = self._variant(info, obs, mask)
-        state = TableView.from_obs(v, obs).to_state()
-        scored = self._score(state, legal_from_mask(mask))
+        v = self._variant(info)
+        legal = self._legal(mask, v)
+        scored = self._score(TableView.from_obs(v, obs).to_state(), legal)
         return sorted(((g, a, k) for g, _, a, k in scored), key=lambda t: (-t[0], t[1]))
 
-    def _score(self, state: State, legal: np.ndarray) -> list[tuple[float, bool, int, str]]:
-        """``(gain, leads to a new position, action, kind)`` for each legal action."""
+    def _score(self, state: State, legal: list[int]) -> list[tuple[float, bool, int, str]]:
+        """``(gain, leads to a new position, action, kind)`` for each legal action (ids from
+        the mask: legal in ``state``, apart from an undo, which is never applied here)."""
         v = state.variant
         scorer = self.scorer(v)
+        n_move = v.n_move_actions
+        deal_end = n_move + v.n_deal_actions
+        discard_end = deal_end + v.n_discard_actions
+        down = sum(state.down)
+        has_empty = not all(state.cols)
+        visits = self.visits
         out: list[tuple[float, bool, int, str]] = []
-        for a in legal.tolist():
-            m = decode(v, a)
-            kind = m.kind
-            if kind in (MOVE, DISCARD):
-                try:
-                    nxt = apply(state, a)
-                except IllegalMoveError:  # pragma: no cover - mask and engine agree
-                    continue
-                revealed = sum(nxt.down) < sum(state.down)
-                fresh = revealed or visible_key(nxt) not in self.visits
-                if fresh and kind == MOVE and pointless(state, m.src, m.cards, m.dst):
-                    fresh = False
+        for a in legal:
+            if a < n_move or deal_end <= a < discard_end:
+                nxt = apply_legal(state, a)
+                fresh = sum(nxt.down) < down or visible_key(nxt) not in visits
+                if a < n_move:
+                    kind = MOVE
+                    if fresh and has_empty and pointless(state, *move_parts(v, a)):
+                        fresh = False
+                else:
+                    kind = DISCARD
                 out.append((scorer.gain(state, nxt), fresh, a, kind))
-            elif kind == DEAL:
-                out.append((0.0, True, a, kind))
+            elif a < deal_end:
+                out.append((0.0, True, a, DEAL))
             else:
-                out.append((float("-inf"), False, a, kind))
+                out.append((float("-inf"), False, a, UNDO))
         return out
 
-    def _improve(self, state: State, one: tuple[float, int] | None) -> tuple[float, int] | None:
+    def _improve(
+        self, state: State, legal: list[int], one: tuple[float, int] | None
+    ) -> tuple[float, int] | None:
         """The move to play if it improves the position (``one``: the best single move)."""
         return one
 
@@ -246,9 +249,13 @@ class GreedyAgent(BaseAgent):
         self._neutral = 0
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
-        v = self._variant(info, obs, mask)
-        legal = legal_from_mask(mask)
-        view = TableView.from_obs(v, obs)
+        v = self._variant(info)
+        legal = self._legal(mask, v)
+        return self._choose(TableView.from_obs(v, obs), legal)
+
+    def _choose(self, view: TableView, legal: list[int]) -> int:
+        """The action to play in ``view`` (``legal``: the mask's legal ids, sorted)."""
+        v = view.variant
         state = view.to_state()
         here = visible_key(state)
         self.visits[here] = self.visits.get(here, 0) + 1
@@ -269,7 +276,7 @@ class GreedyAgent(BaseAgent):
             if pick is not None:
                 return pick[1]
         one = self._best(fresh)
-        best = self._improve(state, one)
+        best = self._improve(state, legal, one)
         if best is not None and best[0] > 0:
             return best[1]
         if one is not None and one[0] >= 0 and self._neutral < self.max_neutral:
@@ -293,27 +300,31 @@ class GreedyAgent(BaseAgent):
             return pick[1]
         if moves:
             # Every move leads back to a position seen before: the least visited, then best.
-            def visits(a: int) -> int:
-                return self.visits.get(visible_key(apply(state, a)), 0)
-
-            ranked = sorted(moves, key=lambda t: (visits(t[2]), -t[0]))
-            lowest = (visits(ranked[0][2]), -ranked[0][0])
-            ties = [t[2] for t in ranked if (visits(t[2]), -t[0]) == lowest]
+            visits = {
+                a: self.visits.get(visible_key(apply_legal(state, a)), 0) for _, _, a in moves
+            }
+            ranked = sorted(moves, key=lambda t: (visits[t[2]], -t[0]))
+            lowest = (visits[ranked[0][2]], -ranked[0][0])
+            ties = [t[2] for t in ranked if (visits[t[2]], -t[0]) == lowest]
             return int(ties[self.rng.integers(len(ties))])
         undo = [a for _, _, a, k in scored if k == UNDO]
-        return undo[0] if undo else int(legal[0])
+        return undo[0] if undo else legal[0]
 
     @staticmethod
     def _keeps_playing(state: State, a: int) -> bool:
-        nxt = apply(state, a)
+        nxt = apply_legal(state, a)
         return nxt.won or bool(legal_actions(nxt))
 
     @staticmethod
     def _fills_empty(state: State, a: int) -> bool:
-        m = decode(state.variant, a)
-        if m.kind != MOVE or state.cols[m.dst] or m.dst >= state.variant.dealt_columns:
+        """``a`` moves cards into an empty dealt column without emptying its source."""
+        v = state.variant
+        if a >= v.n_move_actions:
             return False
-        return len(state.cols[m.src]) > m.cards  # the source does not become empty
+        src, cards, dst = move_parts(v, a)
+        if state.cols[dst] or dst >= v.dealt_columns:
+            return False
+        return len(state.cols[src]) > cards
 
     def _best(self, items: list[tuple[float, int]]) -> tuple[float, int] | None:
         if not items:
@@ -327,11 +338,10 @@ class GreedyAgent(BaseAgent):
             return deals[0]
         # The player picks the pile: its visible top goes onto the first column.
         scorer = self.scorer(view.variant)
-        n_move = view.variant.n_move_actions
         best, best_a = float("-inf"), deals[0]
         col0 = view.up[0]
         for a in deals:
-            top = view.pile_tops[a - n_move]
+            top = view.pile_tops[decode(view.variant, a).pile]
             if top < 0:
                 continue
             val = scorer.column(col0 + (top,), 0, False) if col0 else 0.0

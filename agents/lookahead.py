@@ -9,10 +9,11 @@ sequence that leads to the best-scoring position, provided it beats the current 
 Hidden information: a search never looks past a card turning up (or a deal): such a position is
 a leaf, scored with the turned-up card counted as unknown. Every position the search expands is
 therefore exactly what the player would see (the filled-in unseen cards of
-:meth:`agents.view.TableView.to_state` are never looked at), and legality of each searched move
-comes from the one rules engine (:func:`spider_env.core.rules.legal_actions`). The first move is
-checked against the env's mask. A found plan is followed move by move as long as the table
-looks as predicted (it always does: no card turns up before its last move).
+:meth:`agents.view.TableView.to_state` are never looked at). The moves tried from the current
+position are the legal ids of the env's mask; those from the positions after them come from the
+one rules engine (:func:`spider_env.core.rules.legal_actions`). A found plan is followed move by
+move while the table looks as predicted and the mask allows the next move (it always does: no
+card turns up before its last move); otherwise the plan is dropped and the agent decides afresh.
 
 Dealing, filling empty columns before a deal and repetition avoidance are the greedy agent's.
 """
@@ -20,17 +21,15 @@ Dealing, filling empty columns before a deal and repetition avoidance are the gr
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
-from spider_env.core.actions import MOVE, decode
+from spider_env.core.actions import move_parts, undo_id
 from spider_env.core.rules import apply_legal, legal_actions
 from spider_env.core.state import State
 from spider_env.core.variants import Variant
 
-from .greedy import DEFAULT_WEIGHTS, GreedyAgent, Weights, visible_key
+from .greedy import DEFAULT_WEIGHTS, GreedyAgent, Weights, pointless, visible_key
+from .view import TableView
 
 
 class LookaheadAgent(GreedyAgent):
@@ -50,30 +49,27 @@ class LookaheadAgent(GreedyAgent):
         super().__init__(variant, seed, weights)
         self.max_nodes = max_nodes
         self.max_depth = max_depth
-        self._plan: list[tuple[int, tuple[Any, ...]]] = []  # (action, key before it)
+        # The rest of the plan: (action, view key and state key of the position before it).
+        self._plan: list[tuple[int, tuple[Any, ...], tuple[Any, ...]]] = []
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._plan = []
 
-    def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
+    def _choose(self, view: TableView, legal: list[int]) -> int:
         if self._plan:
-            v = self._variant(info, obs, mask)
-            from .view import TableView
-
-            state = TableView.from_obs(v, obs).to_state()
-            a, key = self._plan[0]
-            m = np.asarray(mask)
-            if visible_key(state) == key and 0 <= a < m.size and m[a]:
+            a, view_key, state_key = self._plan[0]
+            if view.key() == view_key and a in legal:
                 self._plan.pop(0)
-                here = key
-                self.visits[here] = self.visits.get(here, 0) + 1
+                self.visits[state_key] = self.visits.get(state_key, 0) + 1
                 return a
             self._plan = []
-        return super().act(obs, mask, info)
+        return super()._choose(view, legal)
 
-    def _improve(self, state: State, one: tuple[float, int] | None) -> tuple[float, int] | None:
-        plan = self.search(state)
+    def _improve(
+        self, state: State, legal: list[int], one: tuple[float, int] | None
+    ) -> tuple[float, int] | None:
+        plan = self.search(state, legal)
         if plan is None:
             return one
         value, actions = plan
@@ -83,22 +79,25 @@ class LookaheadAgent(GreedyAgent):
         self._plan = []
         s = state
         for a in actions:
-            self._plan.append((a, visible_key(s)))
+            self._plan.append((a, TableView.from_state(s).key(), visible_key(s)))
             s = apply_legal(s, a)
         first = self._plan.pop(0)[0]
         return value, first
 
-    def search(self, root: State) -> tuple[float, list[int]] | None:
-        """Best move sequence from ``root``: ``(score gain, actions)``, or ``None``."""
+    def search(self, root: State, legal: list[int]) -> tuple[float, list[int]] | None:
+        """Best move sequence from ``root``: ``(score gain, actions)``, or ``None``.
+
+        ``legal`` are the root's legal action ids (the env's mask); they are not recomputed.
+        """
         v = root.variant
         scorer = self.scorer(v)
-        C, R = v.n_columns, v.max_run
-        n_move = C * R * C
+        n_move = v.n_move_actions
         discard_lo = n_move + v.n_deal_actions
         discard_hi = discard_lo + v.n_discard_actions
+        if v.undo:  # never searched (and the root, filled in from a view, has no history)
+            legal = [a for a in legal if a != undo_id(v)]
         root_down = sum(root.down)
-        root_key = visible_key(root)
-        seen = {root_key}
+        seen = {visible_key(root)}
         best: tuple[float, list[int]] | None = None
         # Frontier: (-value, tie, state, path); value = score gain from the root.
         tie = 0
@@ -107,16 +106,17 @@ class LookaheadAgent(GreedyAgent):
         while frontier and generated < self.max_nodes:
             neg, _, s, path = heapq.heappop(frontier)
             base = -neg
-            for a in legal_actions(s):
+            has_empty = not all(s.cols)
+            s_down, s_runs = sum(s.down), sum(s.completed)
+            for a in legal if s is root else legal_actions(s):
                 generated += 1
                 if a < n_move:
-                    dst = a % C
-                    if not s.cols[dst] and len(s.cols[(a // C) // R]) == (a // C) % R + 1:
+                    if has_empty and pointless(s, *move_parts(v, a)):
                         continue  # a whole column into an empty one: the same table
                 elif not discard_lo <= a < discard_hi:
                     continue  # no deals or undo inside a search
                 nxt = apply_legal(s, a)
-                leaf = sum(nxt.down) < sum(s.down) or sum(nxt.completed) > sum(s.completed)
+                leaf = sum(nxt.down) < s_down or sum(nxt.completed) > s_runs
                 if not leaf:
                     key = visible_key(nxt)
                     if key in seen:
@@ -129,21 +129,7 @@ class LookaheadAgent(GreedyAgent):
                 if not leaf and len(new_path) < self.max_depth and sum(nxt.down) == root_down:
                     tie += 1
                     heapq.heappush(frontier, (-value, tie, nxt, new_path))
-        if best is None:
-            return None
         return best
-
-    def plan_text(self) -> list[str]:
-        """The rest of the current plan in words (for debugging and hints)."""
-        v = self.variant
-        if v is None:
-            return []
-        return [describe_move(v, a) for a, _ in self._plan]
-
-
-def describe_move(v: Variant, a: int) -> str:
-    m = decode(v, a)
-    return f"{m.cards} {m.src}->{m.dst}" if m.kind == MOVE else m.kind
 
 
 __all__ = ["LookaheadAgent"]

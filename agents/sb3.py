@@ -1,16 +1,21 @@
 """A trained Stable-Baselines3 / sb3-contrib model (``.zip``) as an agent.
 
-``load_sb3_agent("runs/ppo/model.zip", variant)`` returns an :class:`SB3Agent`. Masks are
-applied at predict time: ``MaskablePPO.predict(..., action_masks=mask)``; for models trained
-without masks (PPO, A2C, DQN) the policy's action scores (logits or Q-values) are restricted to
-the legal actions before the argmax (or before sampling, with ``deterministic=False``).
+``load_sb3_agent("runs/ppo/model.zip", variant)`` returns an :class:`SB3Agent`. At every step
+the policy's action scores (logits, or Q-values for DQN) are restricted to the legal actions of
+the env's mask (for MaskablePPO this is exactly its masked distribution), then either the most
+likely legal action is played (``deterministic=True``) or one is sampled from the softmax of
+those scores with the agent's seeded RNG (``deterministic=False``; reproducible for a seed).
+By default the choice is the sidecar's ``deterministic`` and, without one, sampled: the most
+likely action tends to shuttle cards back and forth. The agent's ``name`` says which it uses
+(``"model.zip (sampled)"``, ``"model.zip (most likely)"``).
 
 The observation the model was trained on is rebuilt from what the agent is given (the env's
-``dict`` observation; nothing hidden is used): ``obs_mode`` ``"dict"``, ``"features"`` or
-``"flat"`` and ``feature_slots`` come from the JSON sidecar the training examples write next
-to the model (``model.json`` beside ``model.zip``, ``env_kwargs``), else they are inferred from
-the model's observation space. torch and stable-baselines3 are optional (the ``train`` extra)
-and imported only here.
+``dict`` observation, parsed once per step by :class:`agents.view.TableView`; nothing hidden is
+used): ``obs_mode`` ``"dict"``, ``"features"`` or ``"flat"`` and ``feature_slots`` come from the
+JSON sidecar the training examples write next to the model (``model.json`` beside
+``model.zip``, ``env_kwargs``), else they are inferred from the model's observation space with
+the layout sizes of :mod:`spider_env.observation`. torch and stable-baselines3 are optional
+(the ``train`` extra) and imported only here.
 """
 
 from __future__ import annotations
@@ -23,10 +28,17 @@ from typing import Any
 
 import numpy as np
 
-from spider_env.core.variants import Variant, classic, get_variant
-from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder
+from spider_env.core.variants import Variant, get_variant, resolve_variant
+from spider_env.observation import (
+    DEFAULT_FEATURE_SLOTS,
+    OBS_MODES,
+    FeatureEncoder,
+    observation_space,
+    slots_for_feature_width,
+    slots_for_flat_width,
+)
 
-from .base import BaseAgent, legal_from_mask
+from .base import BaseAgent
 from .view import TableView
 
 INSTALL_HINT = (
@@ -101,22 +113,21 @@ class SB3Agent(BaseAgent):
         variant: Variant | str,
         obs_mode: str = "dict",
         feature_slots: int = DEFAULT_FEATURE_SLOTS,
-        masked: bool = True,
-        deterministic: bool = True,
+        deterministic: bool = False,
         seed: int | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(variant, seed)
         assert self.variant is not None
-        if obs_mode not in ("dict", "features", "flat"):
+        if obs_mode not in OBS_MODES:
             raise ModelLoadError(f"unsupported observation mode {obs_mode!r}")
+        if not isinstance(deterministic, bool):
+            raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
         self.model = model
         self.obs_mode = obs_mode
         self.feature_slots = feature_slots
-        self.masked = masked
         self.deterministic = deterministic
-        if name:
-            self.name = name
+        self.name = f"{name or self.name} ({'most likely' if deterministic else 'sampled'})"
         self._encoder = FeatureEncoder(self.variant, feature_slots) if obs_mode != "dict" else None
         space = model.observation_space
         self._wants_mask = hasattr(space, "spaces") and "action_mask" in space.spaces
@@ -131,21 +142,25 @@ class SB3Agent(BaseAgent):
     def _check_space(self) -> None:
         """Fail early, with a clear message, if the model cannot read this variant's table."""
         assert self.variant is not None
-        probe = self.encode(_start_obs(self.variant), np.ones(self.variant.n_actions, bool))
-        space = self.model.observation_space
-        if hasattr(space, "spaces"):
-            for key, sub in space.spaces.items():
-                if key not in probe or np.shape(probe[key]) != sub.shape:
-                    raise ModelLoadError(
-                        f"the model expects observation {key!r} of shape {sub.shape}; "
-                        f"{self.variant.name} with obs_mode={self.obs_mode!r} gives "
-                        f"{np.shape(probe.get(key)) if key in probe else 'nothing'}"
-                    )
-        elif np.shape(probe) != space.shape:
-            raise ModelLoadError(
-                f"the model expects observations of shape {space.shape}; {self.variant.name} "
-                f"with obs_mode={self.obs_mode!r} gives {np.shape(probe)}"
-            )
+        v, mode = self.variant, self.obs_mode
+        ours = observation_space(v, mode, self.feature_slots, mask_in_obs=self._wants_mask)
+        theirs = self.model.observation_space
+        ours_d, theirs_d = getattr(ours, "spaces", None), getattr(theirs, "spaces", None)
+        if ours_d is None or theirs_d is None:
+            if ours_d is not None or theirs_d is not None or ours.shape != theirs.shape:
+                raise ModelLoadError(
+                    f"the model expects observations of {_shapes(theirs)}; {v.name} with "
+                    f"obs_mode={mode!r} gives observations of {_shapes(ours)}: trained on "
+                    "another variant?"
+                )
+            return
+        for key, sub in theirs_d.items():
+            if key not in ours_d or ours_d[key].shape != sub.shape:
+                got = ours_d[key].shape if key in ours_d else "nothing"
+                raise ModelLoadError(
+                    f"the model expects observation {key!r} of shape {sub.shape}; {v.name} "
+                    f"with obs_mode={mode!r} gives {got}: trained on another variant?"
+                )
 
     def encode(self, obs: Any, mask: np.ndarray) -> Any:
         """The model's input for a ``dict`` observation (features rebuilt from visible cards)."""
@@ -168,25 +183,18 @@ class SB3Agent(BaseAgent):
         return out
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
-        legal = legal_from_mask(mask)
-        m = np.asarray(mask, dtype=bool)
-        x = self.encode(obs, m)
-        if self.masked:
-            action, _ = self.model.predict(x, action_masks=m, deterministic=self.deterministic)
-            a = int(np.asarray(action).reshape(-1)[0])
-            if m[a]:
-                return a
-        scores = self._scores(x)
-        if scores is None:  # pragma: no cover - every SB3 algorithm we load has scores
-            return int(legal[self.rng.integers(legal.size)])
-        scores = scores[legal]
+        assert self.variant is not None
+        legal = self._legal(mask, self.variant)
+        scores = self.scores(self.encode(obs, mask))[legal]
         if self.deterministic:
-            return int(legal[int(np.argmax(scores))])
+            return legal[int(np.argmax(scores))]
         p = np.exp(scores - scores.max())
         p /= p.sum()
-        return int(self.rng.choice(legal, p=p))
+        return legal[int(self.rng.choice(len(legal), p=p))]
 
-    def _scores(self, x: Any) -> np.ndarray | None:
+    def scores(self, x: Any) -> np.ndarray:
+        """The policy's score of every action for model input ``x``: the logits of its action
+        distribution, or the Q-values of a DQN."""
         import torch
 
         policy = self.model.policy
@@ -196,49 +204,41 @@ class SB3Agent(BaseAgent):
             if q_net is not None:
                 out = q_net(obs_t)
             else:
-                dist = policy.get_distribution(obs_t)
-                out = getattr(dist.distribution, "logits", None)
+                out = getattr(policy.get_distribution(obs_t).distribution, "logits", None)
                 if out is None:
-                    return None
-        return np.asarray(out.cpu().numpy()).reshape(-1).astype(np.float64)
+                    raise ModelLoadError(
+                        f"{type(policy).__name__} gives no action logits: cannot restrict its "
+                        "choices to legal actions"
+                    )
+        return np.asarray(out.cpu().numpy(), dtype=np.float64).reshape(-1)
 
 
-def _start_obs(v: Variant) -> dict[str, Any]:
-    from spider_env.core.deals import generate_deal
-    from spider_env.core.state import State
-    from spider_env.observation import TableEncoder
-
-    return TableEncoder(v).reset(State.from_deal(generate_deal(v, 0)))
+def _shapes(space: Any) -> str:
+    """A space's shape in words (for error messages)."""
+    spaces = getattr(space, "spaces", None)
+    if spaces is None:
+        return f"shape {getattr(space, 'shape', None)}"
+    return "dict {" + ", ".join(f"{k}: {sub.shape}" for k, sub in spaces.items()) + "}"
 
 
 def _infer_obs_mode(space: Any, variant: Variant) -> tuple[str, int]:
+    """``(obs_mode, feature_slots)`` of a model's observation space."""
     spaces = getattr(space, "spaces", None)
-    if spaces is not None:
-        if "tableau" in spaces:
-            return "dict", DEFAULT_FEATURE_SLOTS
-        if "columns" in spaces:
-            width = spaces["columns"].shape[-1]
-            return "features", _slots_from_width(width, variant)
-        raise ModelLoadError(f"cannot tell the model's observation encoding ({sorted(spaces)})")
-    shape = getattr(space, "shape", None)
-    if shape is None or len(shape) != 1:
-        raise ModelLoadError(f"cannot tell the model's observation encoding (shape {shape})")
-    for slots in range(0, 60):
-        enc = FeatureEncoder(variant, slots)
-        if variant.n_columns * enc.n_features + enc.n_globals == shape[0]:
-            return "flat", slots
-    raise ModelLoadError(
-        f"a flat observation of size {shape[0]} does not fit {variant.name}: trained on "
-        "another variant?"
-    )
-
-
-def _slots_from_width(width: int, variant: Variant) -> int:
-    card = 13 + (variant.suits if variant.suits > 1 else 0)
-    slots, rest = divmod(width - 4, card)
-    if rest or slots < 1:
-        raise ModelLoadError(f"column features of width {width} do not fit {variant.name}")
-    return slots - 1
+    try:
+        if spaces is not None:
+            if "tableau" in spaces:
+                return "dict", DEFAULT_FEATURE_SLOTS
+            if "columns" in spaces:
+                return "features", slots_for_feature_width(variant, spaces["columns"].shape[-1])
+            raise ModelLoadError(f"cannot tell the model's observation encoding ({sorted(spaces)})")
+        shape = getattr(space, "shape", None)
+        if shape is None or len(shape) != 1:
+            raise ModelLoadError(f"cannot tell the model's observation encoding (shape {shape})")
+        return "flat", slots_for_flat_width(variant, shape[0])
+    except ModelLoadError:
+        raise
+    except ValueError as exc:
+        raise ModelLoadError(f"the model's observations do not fit {variant.name}: {exc}") from None
 
 
 def _single_thread() -> None:
@@ -251,6 +251,16 @@ def _single_thread() -> None:
     torch.set_num_threads(1)
 
 
+def _sidecar_field(meta: dict[str, Any], key: str, kind: type, path: str) -> Any:
+    """``meta[key]`` if present (``ModelLoadError`` unless it is a ``kind``), else ``None``."""
+    value = meta.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise ModelLoadError(
+            f"the sidecar {sidecar_path(path)} has {key}={value!r}, expected a {kind.__name__}"
+        )
+    return value
+
+
 def load_sb3_agent(
     path: str,
     variant: Variant | str | None = None,
@@ -259,27 +269,35 @@ def load_sb3_agent(
     algo: str | None = None,
     deterministic: bool | None = None,
 ) -> SB3Agent:
-    """Load ``path`` (``.zip``) as an agent for ``variant`` (default: the sidecar's game).
+    """Load ``path`` (``.zip``) as an agent for ``variant`` (default: the sidecar's game, else
+    classic 4-suit Spider).
+
+    ``deterministic``: ``True`` plays the most likely legal action, ``False`` samples one;
+    ``None`` does what the sidecar's ``deterministic`` says, and samples without it.
 
     Raises ``FileNotFoundError``, ``ImportError`` (the ``train`` extra is missing) or
-    :class:`ModelLoadError` (a ``ValueError``: not a model, or made for another variant).
+    :class:`ModelLoadError` (a ``ValueError``: not a model, a bad sidecar, or made for another
+    variant).
     """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"model file not found: {path}")
     if not zipfile.is_zipfile(path):
         raise ModelLoadError(f"{path} is not a Stable-Baselines3 model (not a zip file)")
+    if deterministic is not None and not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be True, False or None, got {deterministic!r}")
     meta = read_sidecar(path)
-    env_kwargs = meta.get("env_kwargs", {}) if isinstance(meta.get("env_kwargs"), dict) else {}
+    env_kwargs = _sidecar_field(meta, "env_kwargs", dict, path) or {}
     if variant is None:
-        if env_kwargs.get("variant"):
-            variant = str(env_kwargs["variant"])
-        else:
-            suits = env_kwargs.get("suits", 4)
-            variant = classic(suits if suits in (1, 2, 4) else 4)
+        try:
+            variant = resolve_variant(
+                env_kwargs.get("variant"), env_kwargs.get("suits"), env_kwargs.get("undo", False)
+            )
+        except (TypeError, ValueError) as exc:
+            raise ModelLoadError(f"the sidecar {sidecar_path(path)} names no game: {exc}") from None
     v = get_variant(variant)
-    names = [algo] if algo else []
-    if not names and isinstance(meta.get("algo"), str):
-        names = [meta["algo"]]
+    sidecar_algo = _sidecar_field(meta, "algo", str, path)
+    sidecar_det = _sidecar_field(meta, "deterministic", bool, path)
+    names = [algo] if algo else [sidecar_algo] if sidecar_algo else []
     if not names:
         guess = _algo_from_zip(path)
         names = [guess] if guess else ["PPO", "A2C", "DQN"]
@@ -290,7 +308,6 @@ def load_sb3_agent(
         cls = _algo_class(name)
         try:
             model = cls.load(path, device="cpu")
-            algo = name
             break
         except Exception as exc:  # SB3 raises many kinds of errors for a foreign file
             errors.append(f"{name}: {type(exc).__name__}: {exc}")
@@ -298,12 +315,17 @@ def load_sb3_agent(
         raise ModelLoadError(f"cannot load {path} as {' or '.join(names)}: {'; '.join(errors)}")
     if "obs_mode" in env_kwargs:
         obs_mode = str(env_kwargs["obs_mode"])
-        slots = int(env_kwargs.get("feature_slots", DEFAULT_FEATURE_SLOTS))
+        slots = env_kwargs.get("feature_slots", DEFAULT_FEATURE_SLOTS)
+        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 0:
+            raise ModelLoadError(
+                f"the sidecar {sidecar_path(path)} has feature_slots={slots!r}, expected an "
+                "int >= 0"
+            )
     else:
         obs_mode, slots = _infer_obs_mode(model.observation_space, v)
-    masked = algo == "MaskablePPO"
-    det = deterministic if deterministic is not None else bool(meta.get("deterministic", True))
-    return SB3Agent(model, v, obs_mode, slots, masked, det, seed, name=path)
+    if deterministic is None:
+        deterministic = bool(sidecar_det)  # sampled unless the sidecar says otherwise
+    return SB3Agent(model, v, obs_mode, slots, deterministic, seed, name=path)
 
 
 __all__ = ["ModelLoadError", "SB3Agent", "load_sb3_agent", "read_sidecar"]

@@ -2,31 +2,35 @@
 
 :class:`TableView` reads the ``dict`` observation (``tableau``, ``deals_left``, ``completed`` and,
 where the variant shows them, ``pile_tops``) into columns of face-up card ids and face-down
-counts. It never sees a face-down card or the order of the stock.
+counts, decoding the tableau codes of :mod:`spider_env.observation`. It never sees a face-down
+card or the order of the stock. An agent parses each observation once; what the env produced is
+taken as it is (only the form is checked: a dict with a tableau of the variant's shape), and
+legality always comes from the env's mask.
 
-For look-ahead an agent needs a full :class:`~spider_env.core.state.State` to run the one rules
-engine (:mod:`spider_env.core.rules`) on. :meth:`TableView.to_state` builds one by *filling* every
-unseen slot
-(face-down tableau cards, hidden stock cards) with the cards the player has not seen, in a fixed
-order or in an order drawn from a given RNG (a "determinization"). Everything visible in that
-state, and every legal move, is exact; only the filled-in cards are guesses.
+For look-ahead an agent needs a :class:`~spider_env.core.state.State` to run the one rules engine
+(:mod:`spider_env.core.rules`) on. :meth:`TableView.to_state` builds one by *filling* every unseen
+slot (face-down tableau cards, hidden stock cards) with the cards the player has not seen, in a
+fixed order or in an order drawn from a given RNG (a "determinization"). Everything visible in
+that state, and every legal move, is exact; only the filled-in cards are guesses.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from spider_env.core.cards import N_RANKS
+from spider_env.core.cards import N_CARD_IDS, N_RANKS
 from spider_env.core.state import State
 from spider_env.core.variants import Variant, get_variant
+from spider_env.observation import CARD_OFFSET, FACE_DOWN, NO_CARD
 
-FACE_DOWN = 1
-CARD_OFFSET = 2
+# bytes.translate table: tableau code -> card id (face-up codes are CARD_OFFSET + card id)
+_CODE_TO_CARD = bytes((i - CARD_OFFSET) & 0xFF for i in range(256))
+_FACE_DOWN_BYTE = bytes([FACE_DOWN])
+_NO_CARD_BYTE = bytes([NO_CARD])
 
 
 def _scalar(x: Any) -> int:
@@ -56,7 +60,11 @@ class TableView:
 
     @classmethod
     def from_obs(cls, variant: Variant | str, obs: Mapping[str, Any]) -> TableView:
-        """Parse a ``dict`` observation of ``variant`` (``ValueError`` if it does not fit)."""
+        """Parse a ``dict`` observation of ``variant``.
+
+        ``ValueError`` if it is not one (not a dict with a tableau, or a tableau of the wrong
+        shape); the cards in it are taken as the env wrote them, not checked.
+        """
         v = get_variant(variant)
         if not isinstance(obs, Mapping) or "tableau" not in obs:
             raise ValueError(
@@ -68,32 +76,26 @@ class TableView:
             raise ValueError(
                 f"tableau of shape {tab.shape} does not fit {v.name} ({v.n_columns} columns)"
             )
+        raw = tab.astype(np.int8, copy=False).tobytes()
+        length = tab.shape[1]
         down: list[int] = []
         up: list[tuple[int, ...]] = []
-        for row in tab.tolist():
-            d = 0
-            cards: list[int] = []
-            for x in row:
-                if x == 0:
-                    break
-                if x == FACE_DOWN:
-                    d += 1
-                else:
-                    cards.append(x - CARD_OFFSET)
-            down.append(d)
-            up.append(tuple(cards))
-        comp = [int(x) for x in np.asarray(obs["completed"]).reshape(-1)[:4]]
+        for start in range(0, len(raw), length):
+            row = raw[start : start + length]
+            n = row.find(_NO_CARD_BYTE)
+            if n >= 0:
+                row = row[:n]
+            face_up = row.lstrip(_FACE_DOWN_BYTE)  # face-down cards come first in a column
+            down.append(len(row) - len(face_up))
+            up.append(tuple(face_up.translate(_CODE_TO_CARD)))
+        c0, c1, c2, c3 = np.asarray(obs["completed"]).tolist()
         tops: tuple[int, ...] | None = None
         if "pile_tops" in obs:
-            tops = tuple(int(x) - CARD_OFFSET if x else -1 for x in np.asarray(obs["pile_tops"]))
-        return cls(
-            v,
-            tuple(down),
-            tuple(up),
-            _scalar(obs["deals_left"]),
-            (comp[0], comp[1], comp[2], comp[3]),
-            tops,
-        )
+            tops = tuple(
+                x - CARD_OFFSET if x != NO_CARD else -1
+                for x in np.asarray(obs["pile_tops"]).tolist()
+            )
+        return cls(v, tuple(down), tuple(up), _scalar(obs["deals_left"]), (c0, c1, c2, c3), tops)
 
     @classmethod
     def from_state(cls, state: State) -> TableView:
@@ -116,14 +118,9 @@ class TableView:
         """Hashable visible position (to recognise repeated positions)."""
         return (self.down, self.up, self.deals_left, self.completed, self.pile_tops)
 
-    @property
-    def n_hidden(self) -> int:
-        return sum(self.down)
-
     def remaining_piles(self) -> list[int]:
         """Indices of the stock piles not yet dealt."""
-        v = self.variant
-        n = len(v.stock)
+        n = len(self.variant.stock)
         if self.pile_tops is not None:
             return [j for j in range(n) if self.pile_tops[j] >= 0]
         # Piles go in order (or, for chosen piles without visible tops, we cannot tell which:
@@ -131,35 +128,41 @@ class TableView:
         return list(range(n - self.deals_left, n))
 
     def unseen_cards(self) -> list[int]:
-        """The cards the player has not seen (face-down and hidden stock cards), sorted."""
+        """The cards the player has not seen (face-down and hidden stock cards), sorted.
+
+        ``ValueError`` if the view shows more copies of a card than the deck holds.
+        """
         v = self.variant
-        counts: Counter[int] = Counter(
-            {s * N_RANKS + r: v.copies_per_suit for s in v.suit_ids for r in range(N_RANKS)}
-        )
+        counts = [0] * N_CARD_IDS
+        for s in v.suit_ids:
+            left = v.copies_per_suit - self.completed[s]
+            counts[s * N_RANKS : (s + 1) * N_RANKS] = [left] * N_RANKS
         for col in self.up:
-            counts.subtract(col)
-        for s in range(4):
-            if self.completed[s]:
-                for r in range(N_RANKS):
-                    counts[s * N_RANKS + r] -= self.completed[s]
+            for card in col:
+                counts[card] -= 1
         if self.pile_tops is not None:
-            counts.subtract(t for t in self.pile_tops if t >= 0)
-        if any(n < 0 for n in counts.values()):
-            raise ValueError("observation shows more copies of a card than the deck holds")
-        return sorted(counts.elements())
+            for card in self.pile_tops:
+                if card >= 0:
+                    counts[card] -= 1
+        if min(counts) < 0:
+            raise ValueError(
+                f"the observation shows more copies of a card than the {v.name} deck holds"
+            )
+        return [card for card in range(N_CARD_IDS) for _ in range(counts[card])]
 
     def to_state(self, rng: np.random.Generator | None = None) -> State:
-        """A full state consistent with this view: unseen slots filled with the unseen cards.
+        """A state consistent with this view: unseen slots filled with the unseen cards.
 
         Without ``rng`` the fill is a fixed function of the view (sorted cards); with ``rng`` it
-        is a random permutation (one determinization). Either way nothing hidden is read.
+        is a random permutation (one determinization). Either way nothing hidden is read. The
+        state is built unvalidated (``trusted``, from what the env showed; ``validate()``
+        checks it); ``ValueError`` if the view's hidden slots and unseen cards differ in number.
         """
         v = self.variant
         hidden = self.unseen_cards()
         piles = self.remaining_piles()
-        need = sum(self.down) + sum(v.stock[j] for j in piles)
-        if self.pile_tops is not None:
-            need -= len(piles)
+        tops = self.pile_tops
+        need = sum(self.down) + sum(v.stock[j] for j in piles) - (len(piles) if tops else 0)
         if need != len(hidden):
             raise ValueError(
                 f"observation inconsistent with {v.name}: {need} hidden slots but "
@@ -167,19 +170,29 @@ class TableView:
             )
         if rng is not None:
             hidden = [hidden[i] for i in rng.permutation(len(hidden))]
-        it = iter(hidden)
         cols = []
+        i = 0
         for d, up in zip(self.down, self.up):
-            cols.append(tuple(next(it) for _ in range(d)) + up)
-        stock: list[tuple[int, ...]] = [() for _ in v.stock]
+            cols.append(tuple(hidden[i : i + d]) + up)
+            i += d
+        stock: list[tuple[int, ...]] = [()] * len(v.stock)
         for j in piles:
             size = v.stock[j]
-            if self.pile_tops is not None:
-                stock[j] = (self.pile_tops[j], *(next(it) for _ in range(size - 1)))
+            if tops is not None:
+                stock[j] = (tops[j], *hidden[i : i + size - 1])
+                i += size - 1
             else:
-                stock[j] = tuple(next(it) for _ in range(size))
-        deals = sum(1 for p in stock if not p)
-        return State(v, tuple(cols), self.down, tuple(stock), self.completed, deals=deals)
+                stock[j] = tuple(hidden[i : i + size])
+                i += size
+        return State(
+            v,
+            tuple(cols),
+            self.down,
+            tuple(stock),
+            self.completed,
+            deals=len(v.stock) - len(piles),
+            trusted=True,
+        )
 
 
 __all__ = ["TableView"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -11,6 +13,7 @@ import numpy as np
 import pytest
 from conftest import position, run
 from spider_env.agents import (
+    AGENT_NAMES,
     Agent,
     GreedyAgent,
     LookaheadAgent,
@@ -25,8 +28,41 @@ from spider_env.core.actions import DEAL, UNDO, decode
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS
 from spider_env.env import SpiderEnv
+from spider_env.observation import flat_width
 
 AGENT_CLASSES = (RandomAgent, GreedyAgent, LookaheadAgent)
+EVERY_AGENT = (*AGENT_NAMES, "model")  # "model": a tiny untrained SB3 model (needs sb3-contrib)
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory: Any) -> Callable[[str], str]:
+    """``path(variant)``: an untrained MaskablePPO for ``variant`` (features, 2 card slots),
+    saved without a sidecar: its observation encoding is inferred from its space."""
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    d = tmp_path_factory.mktemp("tiny_models")
+    made: dict[str, str] = {}
+
+    def path(variant: str) -> str:
+        if variant not in made:
+            env = SpiderEnv(variant=variant, obs_mode="features", feature_slots=2)
+            p = d / f"{variant}.zip"
+            MaskablePPO(
+                "MultiInputPolicy", env, n_steps=16, batch_size=16, seed=0,
+                policy_kwargs={"net_arch": [8]},
+            ).save(p)  # fmt: skip
+            made[variant] = str(p)
+        return made[variant]
+
+    return path
+
+
+def agent_for(spec: str, variant: str, seed: int, request: Any) -> Any:
+    """``make_agent`` for an agent name, or for ``"model"`` a tiny model of ``variant``."""
+    if spec == "model":
+        return make_agent(request.getfixturevalue("tiny_models")(variant), variant, seed)
+    return make_agent(spec, variant, seed)
 
 
 def run_episode(agent: Any, variant: Any, deal: int, max_steps: int = 400) -> list[int]:
@@ -100,24 +136,22 @@ def test_agents_refuse_an_empty_mask() -> None:
         GreedyAgent("spider-1suit").act(obs, np.zeros(1301, dtype=bool))
 
 
-def test_variant_from_info_inferred_or_clear_error() -> None:
-    env = SpiderEnv(suits=2)
+@pytest.mark.parametrize("undo", [False, True])
+def test_variant_comes_from_the_constructor_or_info_else_a_clear_error(undo: bool) -> None:
+    env = SpiderEnv(suits=2, undo=undo)
     obs, info = env.reset(options={"deal": 0})
-    a = GreedyAgent(seed=0).act(obs, info["action_mask"], info)  # info["variant"]: the game
-    assert info["action_mask"][a]
-    no_variant = {k: v for k, v in info.items() if k != "variant"}
+    mask = info["action_mask"]
     agent = GreedyAgent(seed=0)
-    assert agent.act(obs, info["action_mask"], no_variant) == a  # guessed from the table
-    assert agent.variant is None
-    with pytest.raises(ValueError, match="needs its variant"):
-        GreedyAgent().act(obs, np.ones(7, dtype=bool), no_variant)
-    # An env with undo: info names the variant, the mask's size tells the undo action.
-    env = SpiderEnv(suits=1, undo=True)
-    obs, info = env.reset(options={"deal": 0})
-    actions = run_episode(GreedyAgent(seed=0), env.variant, 0, max_steps=50)
-    agent = GreedyAgent(seed=0)
-    assert agent.act(obs, info["action_mask"], info) == actions[0]
+    a = agent.act(obs, mask, info)  # info["variant"] names the game, options included
+    assert mask[a]
     assert agent.variant == env.variant
+    assert GreedyAgent(env.variant, seed=0).act(obs, mask) == a
+    no_variant = {k: v for k, v in info.items() if k != "variant"}
+    with pytest.raises(ValueError, match="needs its variant"):
+        GreedyAgent(seed=0).act(obs, mask, no_variant)
+    other = VARIANTS["spider-2suit"].with_options(undo=not undo)
+    with pytest.raises(ValueError, match=f"the action mask has {mask.size} entries"):
+        GreedyAgent(other, seed=0).act(obs, mask)
 
 
 def test_make_agent_names_and_errors(tmp_path: Any) -> None:
@@ -139,6 +173,8 @@ def test_view_from_obs_matches_state_and_fills_consistently(name: str) -> None:
         view = TableView.from_obs(name, obs)
         assert view == TableView.from_state(env.state)
         filled = view.to_state(np.random.default_rng(1))
+        filled.validate()  # built unvalidated; the fill is still a valid position
+        view.to_state().validate()
         assert TableView.from_state(filled) == view
         # Same legal actions (the rebuilt state has no undo history: undo aside).
         undo = s_undo(env.state)
@@ -153,16 +189,16 @@ def s_undo(state: State) -> int:
 
 
 # --- no peeking ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("cls", AGENT_CLASSES)
+@pytest.mark.parametrize("spec", EVERY_AGENT)
 @pytest.mark.parametrize("name", ["spider-2suit", "spider-tournament-2suit", "scorpion"])
-def test_choices_do_not_depend_on_hidden_cards(cls: type, name: str) -> None:
+def test_choices_do_not_depend_on_hidden_cards(spec: str, name: str, request: Any) -> None:
     """At every position of a game, an agent (with the same memory and RNG state) chooses the
-    same action when the face-down and stock cards are permuted."""
+    same action when the face-down and stock cards are permuted. Every agent name is tested."""
     rng = np.random.default_rng(7)
     env = SpiderEnv(variant=name)
     twin = SpiderEnv(variant=name)
     obs, info = env.reset(options={"deal": 2})
-    agent = cls(name, seed=3)
+    agent = agent_for(spec, name, 3, request)
     agent.reset(seed=3)
     checked = 0
     for _ in range(60):
@@ -183,7 +219,28 @@ def test_choices_do_not_depend_on_hidden_cards(cls: type, name: str) -> None:
         obs, _, term, _, info = env.step(a)
         if term:
             break
-    assert checked >= 10
+    assert checked >= 10 or term  # ten positions at least, or the whole game
+
+
+@pytest.mark.parametrize("spec", EVERY_AGENT)
+def test_agents_never_validate_a_state(spec: str, request: Any, monkeypatch: Any) -> None:
+    """Agents take the env's observation as it is: no State they build is validated (the env
+    validates the deal at reset; after that nothing may)."""
+    name = "spider-2suit"
+    env = SpiderEnv(variant=name)
+    obs, info = env.reset(options={"deal": 5})
+    agent = agent_for(spec, name, 0, request)
+    agent.reset(seed=0)
+
+    def refuse(self: State) -> None:
+        raise AssertionError("an agent validated a state")
+
+    monkeypatch.setattr(State, "validate", refuse)
+    for _ in range(40):
+        a = agent.act(obs, info["action_mask"], info)
+        obs, _, term, _, info = env.step(a)
+        if term:
+            break
 
 
 # --- greedy play --------------------------------------------------------------------------------
@@ -328,11 +385,11 @@ def test_greedy_sorts_simple_simon() -> None:
     assert sum(rec.completed_runs for rec in res.records) >= 8, res.table()
 
 
-def test_lookahead_finds_a_two_move_manoeuvre() -> None:
-    # Column 8 ends 5S 4S 3S 2S AS JS over a face-down card; column 9 is empty. JS into the
-    # empty column, then the 5..A run onto 6S (column 3) turns a card up; each move alone
-    # loses score, so only a search sees it.
-    s = position(
+def manoeuvre() -> State:
+    """Column 8 ends 5S 4S 3S 2S AS JS over a face-down card; column 9 is empty. JS into the
+    empty column, then the 5..A run onto 6S (column 3) turns a card up; each move alone loses
+    score, so only a search sees it."""
+    return position(
         [
             "* 9S KS",
             "|AS QS KS",
@@ -348,6 +405,10 @@ def test_lookahead_finds_a_two_move_manoeuvre() -> None:
         variant="spider-1suit",
         piles=0,
     )
+
+
+def test_lookahead_finds_a_two_move_manoeuvre() -> None:
+    s = manoeuvre()
     obs, info = _obs(s)
     greedy = GreedyAgent(s.variant, seed=0).rank_actions(obs, info["action_mask"], info)
     assert greedy[0][0] < 0  # no single move gains anything
@@ -360,6 +421,17 @@ def test_lookahead_finds_a_two_move_manoeuvre() -> None:
         if sum(env.state.down) < sum(s.down):
             break
     assert sum(env.state.down) == sum(s.down) - 1
+
+
+def test_lookahead_plays_only_what_the_mask_allows() -> None:
+    # The search starts from the mask's legal ids: without the manoeuvre's first move in the
+    # mask, the agent plays something the mask allows.
+    s = manoeuvre()
+    obs, info = _obs(s)
+    first = LookaheadAgent(s.variant, seed=0).act(obs, info["action_mask"], info)
+    mask = info["action_mask"].copy()
+    mask[first] = False
+    assert mask[LookaheadAgent(s.variant, seed=0).act(obs, mask, info)]
 
 
 # --- trained models -----------------------------------------------------------------------------
@@ -391,9 +463,43 @@ def models(tmp_path_factory: Any) -> Any:
 def test_sb3_models_play_legal_moves(models: Any, name: str) -> None:
     agent = make_agent(str(models / name), "spider-1suit")
     assert agent.obs_mode == ("features" if name == "dqn.zip" else "flat")
-    assert agent.masked == (name == "mppo.zip")
+    assert agent.feature_slots == (3 if name == "dqn.zip" else 6)
     actions = run_episode(agent, "spider-1suit", 0, max_steps=40)
     assert len(actions) == 40
+
+
+def test_sb3_samples_unless_told_or_its_sidecar_says_most_likely(
+    models: Any, tmp_path: Any
+) -> None:
+    from spider_env.agents.sb3 import ModelLoadError
+
+    path = str(tmp_path / "m.zip")
+    shutil.copy(models / "ppo.zip", path)  # no sidecar
+    env = SpiderEnv(suits=1)
+    obs, info = env.reset(options={"deal": 0})
+    mask = info["action_mask"]
+    legal = np.flatnonzero(mask)
+
+    def agent(**kw: Any) -> Any:
+        return make_agent(path, "spider-1suit", seed=0, **kw)
+
+    sampled, likely = agent(), agent(deterministic=True)
+    assert sampled.name == agent(deterministic=False).name == f"{path} (sampled)"
+    assert likely.name == f"{path} (most likely)"
+    best = int(legal[np.argmax(likely.scores(likely.encode(obs, mask))[legal])])
+    assert {likely.act(obs, mask, info) for _ in range(20)} == {best}
+    picks = [sampled.act(obs, mask, info) for _ in range(20)]
+    assert len(set(picks)) > 1 and all(mask[a] for a in picks)
+    again = agent()
+    assert [again.act(obs, mask, info) for _ in range(20)] == picks  # seeded
+    # The sidecar decides when the caller does not; the caller's word wins.
+    side = tmp_path / "m.json"
+    side.write_text(json.dumps({"deterministic": True}))
+    assert agent().name == f"{path} (most likely)"
+    assert agent(deterministic=False).name == f"{path} (sampled)"
+    side.write_text(json.dumps({"deterministic": "yes"}))
+    with pytest.raises(ModelLoadError, match="deterministic='yes'"):
+        agent()
 
 
 def test_sb3_model_errors(models: Any, tmp_path: Any) -> None:
@@ -405,5 +511,9 @@ def test_sb3_model_errors(models: Any, tmp_path: Any) -> None:
         make_agent(str(bad), "spider-1suit")
     with pytest.raises(ModelLoadError, match=r"another variant"):
         make_agent(str(models / "mppo.zip"), "spiderette-1suit")
-    with pytest.raises(ModelLoadError, match=r"shape|does not fit"):
-        make_agent(str(models / "ppo.zip"), "spider-4suit")
+    with pytest.raises(ModelLoadError, match="observations do not fit spider-4suit"):
+        make_agent(str(models / "ppo.zip"), "spider-4suit")  # no sidecar: inferred, no fit
+    one, two = (flat_width(VARIANTS[f"spider-{n}suit"], 6) for n in (1, 2))
+    shapes = rf"of shape \({one},\); spider-2suit .* gives observations of shape \({two},\)"
+    with pytest.raises(ModelLoadError, match=shapes):
+        make_agent(str(models / "mppo.zip"), "spider-2suit")  # the sidecar's encoding
