@@ -224,3 +224,243 @@ def test_console_script_has_no_traceback_on_bad_input() -> None:
     assert proc.returncode == 2
     assert "spider-env: error: --deals" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# --- one-line errors, exit status 2 ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def episode_file(tmp_path_factory: Any) -> str:
+    from spider_env.agents import GreedyAgent
+
+    from spider_env.apps.episodes import record_episode
+
+    path = str(tmp_path_factory.mktemp("ep") / "ep.jsonl")
+    record_episode(GreedyAgent(), "spider-1suit", 5, max_steps=30, agent_name="greedy").save(path)
+    return path
+
+
+def _one_line_error(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["show", "--deal", str(2**64)], "argument --deal: must be a deal number 0 .. 2**64-1"),
+        (["play", "--deal", str(2**64)], "argument --deal: must be a deal number 0 .. 2**64-1"),
+        (["show", "--deal", "-1"], "argument --deal: must be 0 or more, got -1"),
+        (["play", "--deal", "seven"], "argument --deal: 'seven' is not an integer"),
+        (["replay", "FILE", "--delay", "inf"], "argument --delay: must be 0 .. 3600 seconds"),
+        (["replay", "FILE", "--delay", "1e400"], "argument --delay: must be 0 .. 3600 seconds"),
+        (["replay", "FILE", "--delay", "nan"], "argument --delay: must be 0 .. 3600 seconds"),
+        (["replay", "FILE", "--delay", "-1"], "argument --delay: must be 0 .. 3600 seconds"),
+        (["replay", "FILE", "--delay", "soon"], "argument --delay: 'soon' is not a number"),
+        (["evaluate", "--alpha", "nan"], "argument --alpha: must be between 0 and 1"),
+        (["evaluate", "--alpha", "x"], "argument --alpha: 'x' is not a number"),
+        (["evaluate", "--suits", "3"], "argument --suits: invalid choice: 3"),
+        (["show", "--deterministic", "--sample"], "not allowed with argument"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_argument_errors_are_one_line_with_status_2(
+    capsys: Any, episode_file: str, argv: list[str], message: str
+) -> None:
+    argv = [episode_file if a == "FILE" else a for a in argv]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert message in line
+    assert line.startswith("spider-env")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["evaluate", "--deals", "0:100000000000", "--agent", "random"], "--deals: "),
+        (["show", "--save", "/"], "cannot write /: it is a directory"),
+        (["show", "--agent", "greedy", "--deterministic"], "trained models"),
+        (["replay", "/"], "is a directory"),
+        (["play", "--variant", "spider-1suit", "--suits", "2"], "contradicts"),
+    ],
+)
+def test_errors_of_the_library_are_one_line_with_status_2(
+    capsys: Any, argv: list[str], message: str
+) -> None:
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2
+    assert message in _one_line_error(err)
+
+
+@pytest.mark.parametrize("error", [ValueError, TypeError])
+def test_evaluate_turns_value_and_type_errors_into_one_line(
+    capsys: Any, monkeypatch: Any, error: type[Exception]
+) -> None:
+    import spider_env.apps.evaluation as evaluation
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise error("the library says no")
+
+    monkeypatch.setattr(evaluation, "evaluate", fails)
+    code, _, err = run_cli(capsys, "evaluate", "--agent", "random", "--deals", "0")
+    assert code == 2
+    assert _one_line_error(err) == "spider-env: error: the library says no"
+
+
+# --- trained models: most likely or sampled actions --------------------------------------------
+@pytest.mark.parametrize(
+    ("flags", "expected"), [([], None), (["--deterministic"], True), (["--sample"], False)]
+)
+def test_evaluate_passes_the_model_mode_to_evaluate(
+    capsys: Any, monkeypatch: Any, flags: list[str], expected: bool | None
+) -> None:
+    import spider_env.apps.evaluation as evaluation
+
+    seen: dict[str, Any] = {}
+
+    def capture(*args: Any, **kwargs: Any) -> Any:
+        seen.update(kwargs)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(evaluation, "evaluate", capture)
+    run_cli(capsys, "evaluate", "--agent", "random", "--deals", "0", *flags)
+    assert "deterministic" in seen and seen["deterministic"] is expected
+
+
+MODEL = "docs/models/maskable_ppo_1suit.zip"
+
+
+@pytest.mark.parametrize(
+    ("flag", "label"), [("--deterministic", "most likely"), ("--sample", "sampled")]
+)
+def test_show_plays_a_model_in_the_chosen_mode(
+    capsys: Any, tmp_path: Any, flag: str, label: str
+) -> None:
+    pytest.importorskip("sb3_contrib")
+    import os
+
+    from spider_env.apps.episodes import Episode
+
+    model = os.path.join(os.path.dirname(__file__), "..", MODEL)
+    path = str(tmp_path / "m.jsonl")
+    code, out, err = run_cli(
+        capsys, "show", "--agent", model, "--suits", "1", "--max-steps", "20", "--final",
+        "--save", path, flag,
+    )  # fmt: skip
+    assert code == 0, err
+    assert f"maskable_ppo_1suit.zip ({label}) on spider-1suit deal 0" in out
+    assert Episode.load(path).agent.endswith(f"({label})")
+
+
+# --- how a game ended --------------------------------------------------------------------------
+def test_show_reports_the_step_limit_not_a_loss(capsys: Any, tmp_path: Any) -> None:
+    from spider_env.apps.episodes import Episode
+
+    path = str(tmp_path / "t.jsonl")
+    code, out, _ = run_cli(
+        capsys, "show", "--suits", "1", "--deal", "5", "--max-steps", "30", "--final",
+        "--save", path,
+    )  # fmt: skip
+    assert code == 0
+    assert "deal 5: stopped at the step limit," in out and "lost" not in out
+    assert Episode.load(path).outcome["result"] == "step limit"
+    code, out, _ = run_cli(capsys, "replay", path, "--final")
+    assert code == 0 and "stopped at the step limit" in out and "lost" not in out
+
+
+def test_show_reports_a_game_with_no_legal_action_left_as_lost(capsys: Any) -> None:
+    # Random play on Simple Simon deal 0 (seed 0) runs out of legal actions after 5 moves.
+    code, out, _ = run_cli(
+        capsys, "show", "--agent", "random", "--variant", "simple-simon", "--deal", "0",
+        "--final",
+    )  # fmt: skip
+    assert code == 0
+    assert "deal 0: lost (no legal action left)," in out
+
+
+def test_quitting_play_is_reported_as_quit(monkeypatch: Any, capsys: Any, tmp_path: Any) -> None:
+    from spider_env.apps.episodes import Episode
+
+    path = str(tmp_path / "q.jsonl")
+    out = play(monkeypatch, capsys, "d\nq\n", "--suits", "1", "--deal", "3", "--save", path)
+    assert "Bye." in out
+    outcome = Episode.load(path).outcome
+    assert outcome["result"] == "quit"
+    assert outcome["terminated"] is False and outcome["truncated"] is False
+    code, out, _ = run_cli(capsys, "replay", path, "--final")
+    assert code == 0 and "player on spider-1suit deal 3: quit," in out and "lost" not in out
+
+
+def test_replay_refuses_a_move_text_that_disagrees_with_its_action(
+    capsys: Any, tmp_path: Any, episode_file: str
+) -> None:
+    with open(episode_file, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    step = json.loads(lines[3])
+    step["move"] = "deal"
+    lines[3] = json.dumps(step)
+    bad = tmp_path / "edited.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli(capsys, "replay", str(bad), "--final")
+    assert code == 2
+    line = _one_line_error(err)
+    assert "line 4: step 2: the move text 'deal' does not match action" in line
+
+
+# --- help and variants -------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["evaluate", "show", "replay", "play", "demo", "variants"])
+def test_every_command_has_a_help_description(capsys: Any, command: str) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    usage, _, rest = out.partition("\n\n")
+    description = rest.split("\n\n")[0]
+    assert usage.startswith("usage:")
+    assert description and not description.startswith(("options:", "positional")), out
+    assert "%%" not in out
+
+
+def test_evaluate_help_writes_the_percent_sign_once(capsys: Any) -> None:
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    out = capsys.readouterr().out
+    assert "95% Wilson" in out.replace("\n", " ")
+
+
+def test_play_help_explains_the_move_syntax(capsys: Any) -> None:
+    from spider_env.apps.play import HELP
+
+    with pytest.raises(SystemExit):
+        main(["play", "--help"])
+    out = capsys.readouterr().out
+    for command in ("S D ", "S D K", "x C", "u ", "h ", "q "):
+        assert any(line.strip().startswith(command.strip()) for line in out.splitlines()), command
+    assert HELP.splitlines()[1] in out
+
+
+def test_variants_lists_ids_that_gymnasium_makes_into_that_variant(capsys: Any) -> None:
+    import gymnasium
+
+    from spider_env.core.variants import VARIANTS
+    from spider_env.registration import ENV_IDS
+
+    code, out, _ = run_cli(capsys, "variants")
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    for name in VARIANTS:
+        assert name in rows, name
+    seen = set()
+    for name in VARIANTS:
+        words = rows[name].split()
+        env_id = words[1]
+        kwargs = {}
+        if words[2].startswith("suits="):
+            kwargs["suits"] = int(words[2].removeprefix("suits="))
+        env = gymnasium.make(env_id, **kwargs)
+        assert env.unwrapped.variant.name == name
+        env.close()
+        seen.add(env_id)
+    assert seen == set(ENV_IDS)

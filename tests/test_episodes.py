@@ -133,3 +133,140 @@ def test_binary_and_directory_paths(tmp_path: Any) -> None:
         Episode.load(str(tmp_path))
     with pytest.raises(FileNotFoundError):
         Episode.load(str(tmp_path / "missing.jsonl"))
+
+
+# --- agents given as the CLI and evaluate take them -------------------------------------------
+@pytest.mark.parametrize("spec", ["greedy", "random", "lookahead"])
+def test_record_episode_takes_agent_names(spec: str) -> None:
+    ep = record_episode(spec, "spider-1suit", 3, max_steps=15)
+    assert ep.agent == spec and ep.deal == 3 and len(ep.actions) == 15
+    assert len(list(replay_frames(ep))) == 16
+
+
+def test_record_episode_by_name_plays_like_the_object() -> None:
+    by_name = record_episode("greedy", "spider-1suit", 4, max_steps=80)
+    by_object = record_episode(GreedyAgent(), "spider-1suit", 4, max_steps=80)
+    assert by_name.actions == by_object.actions
+
+
+def test_record_episode_refuses_what_is_not_an_agent() -> None:
+    with pytest.raises(ValueError, match="unknown agent 'clever'"):
+        record_episode("clever", "spider-1suit", 0)
+    with pytest.raises(TypeError, match="an agent must be"):
+        record_episode(42, "spider-1suit", 0)
+    with pytest.raises(ValueError, match="trained models"):
+        record_episode("greedy", "spider-1suit", 0, deterministic=True)
+    with pytest.raises(ValueError, match="2\\*\\*64"):
+        record_episode("greedy", "spider-1suit", 2**64)
+
+
+@pytest.mark.parametrize(("deterministic", "label"), [(True, "most likely"), (False, "sampled")])
+def test_record_episode_plays_a_model_path_in_the_chosen_mode(
+    deterministic: bool, label: str
+) -> None:
+    pytest.importorskip("sb3_contrib")
+    import os
+
+    model = os.path.join(
+        os.path.dirname(__file__), "..", "docs", "models", "maskable_ppo_1suit.zip"
+    )
+    ep = record_episode(model, "spider-1suit", 0, max_steps=10, deterministic=deterministic)
+    assert ep.agent == f"{model} ({label})"
+    assert len(list(replay_frames(ep))) == 11
+
+
+def test_resolve_agent_leaves_the_callers_model_object_alone() -> None:
+    from spider_env.apps.episodes import resolve_agent
+
+    class Model(RandomAgent):
+        deterministic = True
+
+    mine = Model()
+    used = resolve_agent(mine, VARIANTS["spider-1suit"], deterministic=False)
+    assert used.deterministic is False and mine.deterministic is True
+
+
+# --- the deal's identity comes from what the env was reset with --------------------------------
+def test_episodes_record_the_deal_without_reading_info(monkeypatch: Any) -> None:
+    from spider_env.apps.play import TerminalGame
+
+    real_reset = SpiderEnv.reset
+
+    def reset_without_deal(self: SpiderEnv, **kwargs: Any) -> Any:
+        obs, info = real_reset(self, **kwargs)
+        info.pop("deal", None)
+        info.pop("deal_number", None)
+        return obs, info
+
+    monkeypatch.setattr(SpiderEnv, "reset", reset_without_deal)
+    ep = record_episode(RandomAgent(), "spider-2suit", 11, max_steps=5)
+    assert ep.deal == 11 and ep.reset_options() == {"deal": 11}
+    game = TerminalGame(VARIANTS["spider-2suit"], deal=12)
+    assert game.episode().deal == 12
+
+
+# --- how the episode ended ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("won", "terminated", "truncated", "result"),
+    [
+        (True, True, False, "won"),
+        (False, True, False, "lost"),
+        (False, False, True, "step limit"),
+        (False, False, False, "quit"),
+    ],
+)
+def test_outcome_says_how_the_game_ended(
+    won: bool, terminated: bool, truncated: bool, result: str
+) -> None:
+    from spider_env.apps.episodes import episode_outcome, outcome_result
+
+    outcome = episode_outcome(
+        won=won, completed_runs=0, score=0, moves=0, steps=0, reward=0.0,
+        terminated=terminated, truncated=truncated,
+    )  # fmt: skip
+    assert outcome["result"] == result
+    legacy = {k: v for k, v in outcome.items() if k != "result"}
+    assert outcome_result(legacy) == result
+
+
+def test_record_episode_outcome_of_a_truncated_game(episode: Episode) -> None:
+    assert episode.outcome["truncated"] is True
+    assert episode.outcome["result"] == "step limit"
+
+
+def test_replay_refuses_an_outcome_the_game_does_not_reach(episode: Episode) -> None:
+    for result in ("won", "lost"):
+        wrong = Episode(**{**episode.__dict__, "outcome": {**episode.outcome, "result": result}})
+        with pytest.raises(EpisodeError, match=f"outcome says '{result}'.*not over"):
+            list(replay_frames(wrong))
+
+
+# --- a file's move text must be its action's words --------------------------------------------
+def test_a_move_text_that_disagrees_with_the_action_is_refused(
+    episode: Episode, tmp_path: Any
+) -> None:
+    def edit(lines: list[str]) -> list[str]:
+        step = json.loads(lines[2])
+        step["move"] = "deal"
+        return [*lines[:2], json.dumps(step), *lines[3:]]
+
+    with pytest.raises(EpisodeError, match="line 3: step 1: the move text 'deal' does not match"):
+        Episode.load(_corrupt(episode, tmp_path, edit))
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda ls: [ls[0].replace('"deal": 2', f'"deal": {2**64}'), *ls[1:]], "2\\*\\*64-1"),
+        (lambda ls: [ls[0].replace('"options": ""', '"options": 7'), *ls[1:]], "'options'"),
+        (lambda ls: [*ls[:-1], ls[-1].replace('"result": "step limit"', '"result": "lost?"')],
+         "'result' must be one of"),
+        (lambda ls: [*ls[:-1], ls[-1].replace('"won": false', '"won": "no"')],
+         "'won' must be true or false"),
+    ],
+)  # fmt: skip
+def test_malformed_header_and_outcome_fields_are_refused(
+    episode: Episode, tmp_path: Any, edit: Any, match: str
+) -> None:
+    with pytest.raises(EpisodeError, match=match):
+        Episode.load(_corrupt(episode, tmp_path, edit))

@@ -1,0 +1,158 @@
+"""Terminal play: redraw in place on a terminal, plain text elsewhere, cards as on the table."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from spider_env.apps.episodes import CLEAR_SCREEN, redraws_in_place
+from spider_env.apps.play import TerminalGame, cards_as_shown
+from spider_env.core.actions import decode
+from spider_env.core.cards import card_str
+from spider_env.core.variants import VARIANTS
+
+ONE_SUIT = VARIANTS["spider-1suit"]
+
+
+class FakeTerminal(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _illegal_pair(game: TerminalGame) -> tuple[int, int]:
+    """Two columns whose exposed cards cannot be moved one onto the other (a card message)."""
+    st = game.env.state
+    mask = game.env.action_masks()
+    for src in range(len(st.cols)):
+        for dst in range(len(st.cols)):
+            if src != dst and st.cols[src] and st.cols[dst]:
+                try:
+                    game.parse(f"{src} {dst}")
+                except ValueError:
+                    return src, dst
+    raise AssertionError(f"every pair is legal? {mask.sum()}")
+
+
+def _legal_move(game: TerminalGame) -> str:
+    for a in game.env.action_masks().nonzero()[0]:
+        m = decode(game.variant, int(a))
+        if m.kind == "move":
+            return f"{m.src} {m.dst} {m.cards}"
+    raise AssertionError("no legal move")
+
+
+@pytest.mark.parametrize("ascii", [False, True])
+def test_messages_write_cards_as_the_table_does(ascii: bool) -> None:
+    game = TerminalGame(ONE_SUIT, deal=7, ascii=ascii)
+    src, dst = _illegal_pair(game)
+    top, under = game.env.state.cols[src][-1], game.env.state.cols[dst][-1]
+    out = io.StringIO()
+    game.run(io.StringIO(f"{src} {dst}\nq\n"), out)
+    text = out.getvalue()
+    shown = f"{card_str(top, ascii=ascii)} cannot go on {card_str(under, ascii=ascii)}"
+    assert shown in text
+    assert card_str(top, ascii=ascii) in game.frame()  # the table writes it the same way
+    if not ascii:
+        assert card_str(top, ascii=True) + " cannot" not in text
+
+
+def test_cards_as_shown_rewrites_only_cards() -> None:
+    text = "only a King may go to an empty column, not TS; 9H cannot go on 3S (AS, KC)"
+    assert cards_as_shown(text, ascii=False) == (
+        "only a King may go to an empty column, not 10♠; 9♥ cannot go on 3♠ (A♠, K♣)"
+    )
+    assert cards_as_shown(text, ascii=True) == text
+
+
+def test_redraws_in_place_only_on_a_terminal(monkeypatch: Any) -> None:
+    monkeypatch.setenv("TERM", "xterm")
+    master, slave = os.openpty()
+    try:
+        with open(slave, "w", closefd=False) as tty:
+            assert redraws_in_place(tty)
+            monkeypatch.setenv("TERM", "dumb")
+            assert not redraws_in_place(tty)
+    finally:
+        os.close(master)
+        os.close(slave)
+    monkeypatch.setenv("TERM", "xterm")
+    assert not redraws_in_place(io.StringIO())
+    r, w = os.pipe()
+    with open(w, "w") as pipe:
+        assert not redraws_in_place(pipe)
+    os.close(r)
+
+
+def test_on_a_terminal_each_command_redraws_the_table_with_its_message(monkeypatch: Any) -> None:
+    monkeypatch.setenv("TERM", "xterm")
+    game = TerminalGame(ONE_SUIT, deal=7)
+    src, dst = _illegal_pair(game)
+    move = _legal_move(game)
+    out = FakeTerminal()
+    game.run(io.StringIO(f"{src} {dst}\n{move}\nq\n"), out)
+    screens = out.getvalue().split(CLEAR_SCREEN)
+    assert screens[0] == ""  # the screen is cleared before the first table
+    screens = screens[1:]
+    assert len(screens) == 3  # the start, after the refused move, after the move
+    for screen in screens:
+        assert screen.startswith("spider-1suit, deal 7.") and "last action:" in screen
+    table, _, below = screens[1].partition("\n! ")
+    assert "cannot go on" in below and "cannot go on" not in table
+    assert "moves 1" in screens[2] and "! " not in screens[2]
+
+
+def test_into_a_pipe_the_output_is_plain_text() -> None:
+    game = TerminalGame(ONE_SUIT, deal=7)
+    move = _legal_move(game)
+    out = io.StringIO()
+    game.run(io.StringIO(f"9 9\n{move}\nq\n"), out)
+    text = out.getvalue()
+    assert "\x1b" not in text
+    assert text.count("last action:") == 2 and "! source and target" in text
+
+
+def test_play_command_redraws_on_a_pseudo_terminal() -> None:
+    master, slave = os.openpty()
+    env = {**os.environ, "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spider_env.apps.cli", "play", "--suits", "1", "--deal", "7"],
+        stdin=subprocess.PIPE,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+    )
+    os.close(slave)
+    assert proc.stdin is not None
+    proc.stdin.write(b"0 0\nq\n")
+    proc.stdin.close()
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the terminal closed (Linux: EIO)
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.wait(timeout=60) == 0
+    text = b"".join(chunks).decode()
+    assert text.startswith(CLEAR_SCREEN)
+    assert text.count(CLEAR_SCREEN) == 2  # the start, then the refused "0 0"
+    assert "! source and target are the same column" in text and "Bye." in text
+
+
+def test_quit_and_end_of_input_are_recorded_as_quit() -> None:
+    for commands in ("q\n", ""):
+        game = TerminalGame(ONE_SUIT, deal=3)
+        game.run(io.StringIO(commands), io.StringIO())
+        outcome = game.episode().outcome
+        assert outcome["result"] == "quit"
+        assert not outcome["terminated"] and not outcome["truncated"] and not outcome["won"]
