@@ -28,9 +28,10 @@ import gymnasium as gym
 import numpy as np
 
 import spider_env
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
+from spider_env.observation import DEFAULT_FEATURE_SLOTS
 from spider_env.wrappers import DealRange
 
-TEST_DEALS = range(0, 1000)
 VALIDATION_START = 1000
 TRAIN_DEALS = range(10_000, 2**32)
 SIDECAR_FORMAT = "spider-env-sb3-model 1"
@@ -44,8 +45,8 @@ def make_env(
     obs_mode: str = "flat",
     reward_mode: str = "shaped",
     illegal_action: str = "penalize",
-    max_episode_steps: int = 1000,
-    feature_slots: int = 6,
+    max_episode_steps: int = DEFAULT_MAX_EPISODE_STEPS,
+    feature_slots: int = DEFAULT_FEATURE_SLOTS,
 ) -> gym.Env[Any, Any]:
     """One monitored ``Spider-v0`` env that plays only ``deals`` (picklable via partial)."""
     from stable_baselines3.common.monitor import Monitor
@@ -250,8 +251,18 @@ def add_common_args(p: argparse.ArgumentParser, out_default: str, suits: bool = 
     p.add_argument("--out", default=out_default, help="output folder (logs, checkpoints, model)")
     p.add_argument("--reward-mode", default="shaped", help="env reward_mode (default shaped)")
     p.add_argument("--obs-mode", default="flat", choices=("flat",), help="learning encoding")
-    p.add_argument("--feature-slots", type=int, default=6, help="face-up cards per column")
-    p.add_argument("--max-episode-steps", type=int, default=1000, help="step limit per game")
+    p.add_argument(
+        "--feature-slots",
+        type=int,
+        default=DEFAULT_FEATURE_SLOTS,
+        help="face-up cards per column",
+    )
+    p.add_argument(
+        "--max-episode-steps",
+        type=int,
+        default=DEFAULT_MAX_EPISODE_STEPS,
+        help="step limit per game",
+    )
     p.add_argument("--n-steps", type=int, default=256, help="rollout steps per env")
     p.add_argument("--batch-size", type=int, default=512)
     p.add_argument("--n-epochs", type=int, default=10)

@@ -1,14 +1,16 @@
 """Game state: immutable, cheap to copy, with an exact text form.
 
-A :class:`State` is never changed after it is made: :func:`spider_env.core.rules.apply` returns a
-new one that shares every untouched column with the old (columns are tuples), so keeping a state for
-look-ahead costs nothing and "copying" is just keeping a reference.
+No code changes a :class:`State` after it is made (its fields are read-only by convention:
+plain slots holding tuples and ints): :func:`spider_env.core.rules.apply` returns a new one that
+shares every untouched column tuple with the old, so keeping a state for look-ahead costs nothing
+and "copying" is just keeping a reference.
 
-Layout of a state (maps directly onto arrays for a batched core):
+Fields of a state (Python tuples and ints, read one state at a time by the pure-Python engine):
 
 * ``cols[c]``: tuple of card ids of column ``c``, deepest card first, exposed card last;
 * ``down[c]``: how many of the deepest cards of column ``c`` are face down;
-* ``run_lengths[c]``: length of the suited descending run at the end of column ``c`` (cached);
+* ``run_lengths[c]``: length of the suited descending run at the end of column ``c`` (derived
+  from ``cols`` and ``down``, computed when the state is made);
 * ``stock[j]``: tuple of the cards of stock pile ``j`` (card ``i`` goes onto column ``i``);
   a dealt pile is an empty tuple;
 * ``completed[s]``: completed runs of suit ``s`` (spades, hearts, diamonds, clubs);
@@ -25,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from spider_env.core.cards import N_RANKS, SUIT_LETTERS, card_str, parse_card, suit_of
+from spider_env.core.deals import Deal
 from spider_env.core.variants import Variant, get_variant, parse_options
 
 TEXT_HEADER = "spider-env state 1"
@@ -134,7 +137,7 @@ class State:
 
     # --- construction ------------------------------------------------------------------
     @classmethod
-    def from_deal(cls, deal: Any) -> State:
+    def from_deal(cls, deal: Deal) -> State:
         """The starting position of a :class:`spider_env.core.deals.Deal`."""
         v = deal.variant
         return cls(v, deal.columns, v.face_down, deal.stock)

@@ -282,9 +282,9 @@ def register_variant(variant: Variant) -> Variant:
     return variant
 
 
-SPIDER_1SUIT = register_variant(_classic(1))
-SPIDER_2SUIT = register_variant(_classic(2))
-SPIDER_4SUIT = register_variant(_classic(4))
+register_variant(_classic(1))
+register_variant(_classic(2))
+register_variant(_classic(4))
 
 # --- the other games of the rule sources (issue 6): data only, same engine ---------------------
 #
@@ -363,9 +363,10 @@ def _pysol(suits: int) -> Variant:
     )
 
 
-SPIDER_RELAXED = {s: register_variant(_relaxed(s)) for s in (1, 2, 4)}
+for _suits in (1, 2, 4):
+    register_variant(_relaxed(_suits))
 
-CULBERTSON = register_variant(
+register_variant(
     Variant(
         name="spider-culbertson",
         auto_discard=False,
@@ -377,9 +378,10 @@ CULBERTSON = register_variant(
     )
 )
 
-SPIDERETTE = {s: register_variant(_spiderette(s)) for s in (1, 2, 4)}
+for _suits in (1, 2, 4):
+    register_variant(_spiderette(_suits))
 
-SIMPLE_SIMON = register_variant(
+register_variant(
     Variant(
         name="simple-simon",
         suits=4,
@@ -395,7 +397,7 @@ SIMPLE_SIMON = register_variant(
     )
 )
 
-SCORPION = register_variant(
+register_variant(
     Variant(
         name="scorpion",
         suits=4,
@@ -418,9 +420,11 @@ SCORPION = register_variant(
     )
 )
 
-SPIDER_TOURNAMENT = {s: register_variant(_tournament(s)) for s in (1, 2)}
+for _suits in (1, 2):
+    register_variant(_tournament(_suits))
 
-PYSOL_SPIDER = {s: register_variant(_pysol(s)) for s in (1, 2, 4)}
+for _suits in (1, 2, 4):
+    register_variant(_pysol(_suits))
 
 
 def get_variant(name: str | Variant) -> Variant:
