@@ -17,6 +17,7 @@ from typing import Any
 import gymnasium
 from gymnasium.envs.registration import WrapperSpec
 
+from spider_env.core.variants import get_variant
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
 
 ENTRY_POINT = "spider_env.env:SpiderEnv"
@@ -62,8 +63,6 @@ def register_variant_env(
         raise ValueError(f"{env_id} is already registered for variant {known!r}")
     defaults = dict(kwargs)
     if variant_name is not None:
-        from spider_env.core.variants import get_variant
-
         get_variant(variant_name)  # fail now, with the list of known variants, if unknown
         defaults["variant"] = variant_name
     ENV_IDS[env_id] = variant_name

@@ -20,12 +20,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from spider_env.env import SpiderEnv
 from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder, observation_space
 
 
-def _spider(env: gym.Env[Any, Any]) -> Any:
-    from spider_env.env import SpiderEnv
-
+def _spider(env: gym.Env[Any, Any]) -> SpiderEnv:
     base = env.unwrapped
     if not isinstance(base, SpiderEnv):
         raise TypeError(f"expected a SpiderEnv (possibly wrapped), got {type(base).__name__}")
