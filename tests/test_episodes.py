@@ -175,15 +175,9 @@ def test_record_episode_plays_a_model_path_in_the_chosen_mode(
     assert len(list(replay_frames(ep))) == 11
 
 
-def test_resolve_agent_leaves_the_callers_model_object_alone() -> None:
-    from spider_env.apps.episodes import resolve_agent
-
-    class Model(RandomAgent):
-        deterministic = True
-
-    mine = Model()
-    used = resolve_agent(mine, VARIANTS["spider-1suit"], deterministic=False)
-    assert used.deterministic is False and mine.deterministic is True
+def test_deterministic_is_refused_for_an_agent_object() -> None:
+    with pytest.raises(ValueError, match="given as a path"):
+        record_episode(RandomAgent(), "spider-1suit", 0, deterministic=False)
 
 
 # --- the deal's identity comes from what the env was reset with --------------------------------
@@ -270,3 +264,9 @@ def test_malformed_header_and_outcome_fields_are_refused(
 ) -> None:
     with pytest.raises(EpisodeError, match=match):
         Episode.load(_corrupt(episode, tmp_path, edit))
+
+
+def test_a_file_saved_with_a_byte_order_mark_loads(episode: Episode, tmp_path: Any) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_text("\n".join(episode.to_lines()) + "\n", encoding="utf-8-sig")
+    assert Episode.load(str(path)) == episode

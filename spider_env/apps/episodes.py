@@ -25,7 +25,6 @@ every action is legal, every reward is the recorded one and the game ends as the
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import os
@@ -154,9 +153,10 @@ class Episode:
 
     @classmethod
     def load(cls, path: str) -> Episode:
-        """Read an episode file (``FileNotFoundError``; :class:`EpisodeError` if corrupt)."""
+        """Read an episode file (UTF-8, a byte-order mark allowed); ``FileNotFoundError`` if it
+        is missing, :class:`EpisodeError` if it is not an episode."""
         try:
-            with open(path, encoding="utf-8") as fh:
+            with open(path, encoding="utf-8-sig") as fh:
                 text = fh.read()
         except UnicodeDecodeError:
             raise EpisodeError(f"{path}: not a text file (expected JSON lines)") from None
@@ -334,45 +334,47 @@ def replay_frames(ep: Episode, ascii: bool = False, color: bool = False) -> Iter
 
 
 def resolve_agent(agent: Any, variant: Variant, deterministic: bool | None = None) -> Any:
-    """The agent meant by ``agent``: a name (``"random"``, ``"greedy"``, ``"lookahead"``) or a
-    model path, built with :func:`spider_env.agents.make_agent`, or an object with ``act()``
-    (used as given). ``deterministic`` (trained models only): ``True`` plays the most likely
-    action, ``False`` samples; ``None`` keeps the model's own setting.
+    """The agent meant by ``agent``, as :func:`spider_env.apps.evaluation.evaluate` takes it:
+    a name (``"random"``, ``"greedy"``, ``"lookahead"``) or a model path, built with
+    :func:`spider_env.agents.make_agent`, or an object with ``act()`` (used as given).
 
-    Raises ``ValueError`` (unknown name, not a model, ``deterministic`` for a non-model),
-    ``FileNotFoundError`` (missing model) or ``TypeError`` (not an agent).
+    ``deterministic`` is for a trained model given as a path: ``True`` plays the most likely
+    action, ``False`` samples, ``None`` follows the model's sidecar (sampled without one).
+    Raises ``ValueError`` (unknown name, not a model, ``deterministic`` for anything but a
+    model path), ``FileNotFoundError`` (missing model) or ``TypeError`` (not an agent).
     """
     if isinstance(agent, str):
         from spider_env.agents import make_agent
 
-        built = make_agent(agent, variant)
-    elif callable(getattr(agent, "act", None)):
-        built = agent
-    else:
+        built = make_agent(agent, variant, deterministic=deterministic)
+        if deterministic is not None and not _is_model(built):
+            raise ValueError(
+                f"deterministic applies to trained models (PATH.zip), not to agent {agent!r}"
+            )
+        return built
+    if not callable(getattr(agent, "act", None)):
         raise TypeError(
             f"an agent must be a name, a model path or an object with act(); got {agent!r}"
         )
     if deterministic is not None:
-        if not isinstance(deterministic, bool):
-            raise TypeError(f"deterministic must be True, False or None, got {deterministic!r}")
-        if not isinstance(getattr(built, "deterministic", None), bool):
-            raise ValueError(
-                f"deterministic applies to trained models (PATH.zip), not to agent {agent!r}"
-            )
-        if built is agent:
-            built = copy.copy(agent)  # the caller's object keeps its own setting
-        built.deterministic = deterministic
-    return built
+        raise ValueError(
+            "deterministic applies to trained models given as a path; an agent object plays "
+            "as it was made"
+        )
+    return agent
+
+
+def _is_model(agent: Any) -> bool:
+    """Whether ``agent`` is a trained model (it has a most-likely / sampled switch)."""
+    return isinstance(getattr(agent, "deterministic", None), bool)
 
 
 def agent_label(spec: Any, agent: Any) -> str:
-    """The name an episode records: the spec given (a model path says whether it samples:
-    ``"model.zip (sampled)"``), else the object's ``name``."""
-    base = spec if isinstance(spec, str) else str(getattr(agent, "name", type(agent).__name__))
-    det = getattr(agent, "deterministic", None)
-    if isinstance(det, bool):
-        base += " (most likely)" if det else " (sampled)"
-    return base
+    """The name an episode records: a baseline's name as given, else the agent's ``name`` (a
+    model's says whether it samples: ``"model.zip (sampled)"``)."""
+    if isinstance(spec, str) and not _is_model(agent):
+        return spec
+    return str(getattr(agent, "name", type(agent).__name__))
 
 
 def record_episode(
