@@ -16,6 +16,7 @@ from gymnasium import spaces
 
 from spider_env.core.actions import Action, check_action_id, decode, describe, encode
 from spider_env.core.deals import deal_from_text, generate_deal
+from spider_env.core.interop import pysol_reset_option
 from spider_env.core.rules import (
     IllegalMoveError,
     apply_legal,  # legality is checked against the mask first
@@ -84,19 +85,12 @@ def _check_state(variant: Variant, state: State, key: str) -> State:
     return state
 
 
-def _option_pysol_game(variant: Variant, game_number: Any) -> tuple[State, str, int]:
-    # PySolFC game numbers (issue 6), an optional extra: needs the pysol-cards package.
-    from spider_env.core.interop import pysol_reset_option
-
-    return pysol_reset_option(variant, game_number)
-
-
 RESET_OPTIONS: dict[str, ResetOption] = {
     "deal": _option_deal,
     "deal_text": _option_deal_text,
     "state_text": _option_state_text,
     "state": _option_state,
-    "pysol_game": _option_pysol_game,
+    "pysol_game": pysol_reset_option,  # PySolFC game numbers: needs the pysol-cards extra
 }
 _REPLACEABLE = {"pysol_game"}  # built-in hooks a module may register its own function for
 

@@ -40,6 +40,7 @@ do, so its text is our deal text (:mod:`spider_env.core.deals`) without the ``va
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from spider_env.core.cards import card_str, parse_card
@@ -185,15 +186,9 @@ def pysol_reset_option(variant: Variant, value: Any) -> tuple[State, str, int]:
     Returns ``(state, deal name, -1)``; the name is ``"pysolfc-<game id>#<n>"`` (the deal is not
     a number of our own generator, hence ``-1``).
     """
-    try:
-        import numpy as np
-
-        if isinstance(value, np.integer):
-            value = int(value)
-    except ImportError:  # pragma: no cover - numpy is a core dependency
-        pass
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not hasattr(value, "__index__"):  # int, numpy ints
         raise TypeError(f"options['pysol_game'] must be an int game number, got {value!r}")
+    value = operator.index(value)
     state = pysol_state(value, variant)
     return state, f"pysolfc-{pysol_game_id(variant)}#{value}", -1
 
