@@ -259,16 +259,6 @@ def _agent_error(spec: str, exc: Exception) -> CliError:
     return CliError(str(exc))
 
 
-def _check_agent(spec: str, variant: Any) -> None:
-    """Build the agent once so that unknown names and bad model files fail with one line."""
-    from spider_env.agents import make_agent
-
-    try:
-        make_agent(spec, variant)
-    except (ValueError, TypeError, ImportError, OSError) as exc:
-        raise _agent_error(spec, exc) from None
-
-
 def _check_writable(path: str) -> None:
     """Refuse, before any work, an output path that cannot be written."""
     import os
@@ -300,8 +290,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:
         raise CliError(f"--deals: {exc}") from None
     specs = args.agent or ["random", "greedy"]
-    for spec in specs:
-        _check_agent(spec, v)  # unknown names and missing files fail here, with a clear message
     for path in (args.json, args.csv):
         if path:
             _check_writable(path)
@@ -317,7 +305,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             deterministic=args.deterministic,
         )
-    except (AgentError, ValueError, TypeError) as exc:
+    except (AgentError, ValueError, TypeError, ImportError, OSError) as exc:
+        # unknown agents, missing or foreign model files, bad arguments: one line
         raise CliError(str(exc)) from None
     print(result.table())
     print(f"({result.wall_seconds:.1f} s wall time, {result.jobs} job(s))")
