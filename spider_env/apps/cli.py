@@ -5,9 +5,12 @@
     spider-env replay ep.jsonl [--delay 0.2]
     spider-env play --suits 1 --deal 7
     spider-env demo
+    spider-env variants
 
-Bad input (unknown agent or variant, bad deal range, missing or corrupt file) gets a one-line
-message naming the problem and exit status 2, never a traceback.
+Bad input (a wrong type or out-of-range value, an unknown agent or variant, a bad deal range,
+a missing, unwritable or corrupt file, a ``ValueError`` / ``TypeError`` of the library) gets
+one line on stderr naming the problem and exit status 2, never a traceback. Deals are
+identified by the number given (``--deal``), never read back from the env's ``info``.
 """
 
 from __future__ import annotations
