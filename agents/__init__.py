@@ -4,9 +4,10 @@ trained Stable-Baselines3 models.
 * :class:`RandomAgent` (``"random"``): uniform over the legal actions, seeded.
 * :class:`GreedyAgent` (``"greedy"``): a one-step heuristic player.
 * :class:`LookaheadAgent` (``"lookahead"``): greedy scoring plus a search over move sequences
-  (the visible part of the table is exact; unseen cards are sampled when a card turns up).
-* :func:`load_sb3_agent` (``"path/to/model.zip"``): a trained SB3 / sb3-contrib model, masks
-  applied at predict time (needs the ``train`` extra).
+  (a line stops where a card would turn up, so it never depends on unseen cards).
+* :func:`load_sb3_agent` (``"path/to/model.zip"``): a trained SB3 / sb3-contrib model, its
+  choices restricted to the mask's legal actions, sampled or most likely (needs the ``train``
+  extra).
 
 :func:`make_agent` builds any of them from a name or a path, as the CLI does.
 """
@@ -74,5 +75,6 @@ __all__ = [
     "TableView",
     "Weights",
     "legal_from_mask",
+    "load_sb3_agent",
     "make_agent",
 ]

@@ -7,8 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from spider_env.core.variants import Variant
-
 from .base import BaseAgent, legal_from_mask
 
 
@@ -16,9 +14,6 @@ class RandomAgent(BaseAgent):
     """Picks uniformly among the legal actions of the mask; same seed, same choices."""
 
     name = "random"
-
-    def __init__(self, variant: Variant | str | None = None, seed: int | None = None) -> None:
-        super().__init__(variant, seed)
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
         legal = legal_from_mask(mask)
