@@ -20,6 +20,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from spider_env.apps.episodes import DEAL_LIMIT
+
 PROG = "spider-env"
 
 
@@ -34,7 +36,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-DEAL_LIMIT = 2**64  # deal numbers are 0 .. 2**64-1
 MAX_DELAY = 3600.0  # seconds between replayed frames
 
 
