@@ -371,13 +371,20 @@ def test_show_reports_the_step_limit_not_a_loss(capsys: Any, tmp_path: Any) -> N
 
 
 def test_show_reports_a_game_with_no_legal_action_left_as_lost(capsys: Any) -> None:
-    # Random play on Simple Simon deal 0 (seed 0) runs out of legal actions after 5 moves.
+    from spider_env.apps.episodes import record_episode
+
+    # Random play on Simple Simon soon runs out of legal actions (deal 0 with seed 0 today).
+    deal = next(
+        d
+        for d in range(50)
+        if record_episode("random", "simple-simon", d, max_steps=300).outcome["terminated"]
+    )
     code, out, _ = run_cli(
-        capsys, "show", "--agent", "random", "--variant", "simple-simon", "--deal", "0",
-        "--final",
+        capsys, "show", "--agent", "random", "--variant", "simple-simon", "--deal", str(deal),
+        "--max-steps", "300", "--final",
     )  # fmt: skip
     assert code == 0
-    assert "deal 0: lost (no legal action left)," in out
+    assert f"deal {deal}: lost (no legal action left)," in out
 
 
 def test_quitting_play_is_reported_as_quit(monkeypatch: Any, capsys: Any, tmp_path: Any) -> None:
