@@ -1,9 +1,8 @@
 """The games of the rule sources beyond classic Spider (issue 6): data, layouts, special rules.
 
-Golden starting layouts live in ``tests/golden/variants/<variant>.txt`` (deals 0, 1 and 2 of our
-generator, as deal text). Regenerate them after an intended change with::
-
-    .venv/bin/python tests/test_variants.py --regen
+Their golden starting layouts (``tests/golden/variants/<variant>.txt``) and playthroughs
+(``tests/golden/playthrough-<variant>-*.jsonl``) are written by ``tests/golden/regenerate.py``
+and checked by ``tests/test_golden.py``.
 
 Hand-built positions use ``position`` from ``tests/conftest.py``: the ``*`` column receives every
 card a test does not mention, face down, so each position holds the variant's whole deck.
@@ -12,8 +11,6 @@ card a test does not mention, face down, so each position holds the variant's wh
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 
 import pytest
 from conftest import moves_of, mv, position, random_play, run, up
@@ -23,9 +20,6 @@ from spider_env.core.deals import deal_from_text, deal_to_text, generate_deal
 from spider_env.core.rules import IllegalMoveError, apply, is_terminal, legal_actions
 from spider_env.core.state import State, run_length
 from spider_env.core.variants import VARIANTS, Variant, get_variant
-
-GOLDEN = Path(__file__).parent / "golden" / "variants"
-GOLDEN_DEALS = (0, 1, 2)
 
 NEW_VARIANTS = (
     "spider-relaxed-1suit",
@@ -43,57 +37,6 @@ NEW_VARIANTS = (
     "pysol-spider-2suit",
     "pysol-spider-4suit",
 )
-
-
-def golden_text(name: str) -> str:
-    v = get_variant(name)
-    parts = [f"# {v.description}\n"]
-    for n in GOLDEN_DEALS:
-        parts.append(f"# deal {n}\n" + deal_to_text(generate_deal(v, n)))
-    return "\n".join(parts)
-
-
-PLAYTHROUGH_STEPS = 120
-
-
-def playthrough_text(name: str) -> str:
-    """A seeded game of ``name`` (with undo on) that prefers the variant's special actions.
-
-    Policy (``random.Random(name)``): discard a complete run when that is an action; undo with
-    probability 1/4 when legal; otherwise a uniform legal action. Each step is one line (action
-    id, description, number of legal actions, score after); the final state text (with its undo
-    history) pins the whole position.
-    """
-    v = get_variant(name).with_options(undo=True)
-    rng = random.Random(name)
-    s = se.new_game(v, 7)
-    undo = v.n_actions - 1
-    lines = [f"# {name} with undo=true, deal 7, {PLAYTHROUGH_STEPS} steps at most", s.to_text()]
-    for step in range(PLAYTHROUGH_STEPS):
-        legal = legal_actions(s)
-        if not legal:
-            lines.append("# no legal action: game over")
-            break
-        discards = [a for a in legal if se.decode(v, a).kind == "discard"]
-        if discards:
-            a = discards[0]
-        elif undo in legal and rng.random() < 0.25:
-            a = undo
-        else:
-            a = rng.choice(legal)
-        s = apply(s, a)
-        lines.append(f"{step}: {a} {se.describe(v, a)} | legal {len(legal)} | score {s.score}")
-    lines.append("# final")
-    lines.append(s.to_text())
-    return "\n".join(lines)
-
-
-def regenerate() -> None:
-    GOLDEN.mkdir(parents=True, exist_ok=True)
-    for name in NEW_VARIANTS:
-        (GOLDEN / f"{name}.txt").write_text(golden_text(name), encoding="utf-8")
-        path = GOLDEN / f"playthrough-{name}.txt"
-        path.write_text(playthrough_text(name), encoding="utf-8")
 
 
 # --- registry and data ---------------------------------------------------------------------
@@ -154,23 +97,6 @@ def test_decks_by_suit_count() -> None:
     assert suits("spider-tournament-1suit") == {"S": 78}
     assert suits("spider-tournament-2suit") == {"S": 39, "H": 39}
     assert suits("scorpion") == suits("simple-simon") == suits("spiderette-4suit")
-
-
-# --- golden starting layouts ---------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", NEW_VARIANTS)
-def test_golden_starting_layout(name: str) -> None:
-    path = GOLDEN / f"{name}.txt"
-    assert path.exists(), f"missing {path}; run: python tests/test_variants.py --regen"
-    assert golden_text(name) == path.read_text(encoding="utf-8")
-
-
-@pytest.mark.parametrize("name", NEW_VARIANTS)
-def test_golden_playthrough(name: str) -> None:
-    path = GOLDEN / f"playthrough-{name}.txt"
-    assert path.exists(), f"missing {path}; run: python tests/test_variants.py --regen"
-    assert playthrough_text(name) == path.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("name", NEW_VARIANTS)
@@ -584,11 +510,3 @@ def test_variant_options_round_trip_through_state_text() -> None:
     assert "options: undo=true" in s.to_text()
     assert State.from_text(s.to_text()).variant == v
     assert isinstance(v, Variant)
-
-
-if __name__ == "__main__":
-    if "--regen" in sys.argv[1:]:
-        regenerate()
-        print(f"wrote {len(NEW_VARIANTS)} files to {GOLDEN}")
-    else:
-        print(__doc__)
