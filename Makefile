@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 #   make test TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 TORCH_INDEX_URL ?=
 
-.PHONY: install test lint typecheck pytest demo bench golden clean check-sdk-coexistence
+.PHONY: install test lint typecheck pytest demo bench golden golden-check clean check-sdk-coexistence
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,8 +40,13 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_env.py
 
+# Every golden file (deals, starting layouts, playthroughs of every variant, renders): rewrite
+# them after a deliberate change; golden-check only compares (exit 1 naming the first difference).
 golden: $(STAMP)
 	$(PY) tests/golden/regenerate.py
+
+golden-check: $(STAMP)
+	$(PY) tests/golden/regenerate.py --check
 
 # Issue 13: the wheel installs only spider_env (agents as spider_env.agents), so it lives next
 # to the OpenAI Agents SDK (openai-agents, import name `agents`). Builds the wheel offline from a
