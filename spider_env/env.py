@@ -90,23 +90,23 @@ RESET_OPTIONS: dict[str, ResetOption] = {
     "deal_text": _option_deal_text,
     "state_text": _option_state_text,
     "state": _option_state,
-    "pysol_game": pysol_reset_option,  # PySolFC game numbers: needs the pysol-cards extra
+    "pysol_game": pysol_reset_option,
 }
-_REPLACEABLE = {"pysol_game"}  # built-in hooks a module may register its own function for
 
 
 def register_reset_option(name: str, fn: ResetOption) -> None:
     """Add a ``reset(options={name: value})`` way to choose the starting position.
 
-    ``fn(variant, value)`` returns ``(state, deal_name, deal_number_or_-1)``; used e.g. by
-    :mod:`spider_env.core.interop` for PySolFC game numbers.
+    ``fn(variant, value)`` returns ``(state, deal_name, deal_number_or_-1)``, like the built-in
+    ``pysol_game`` option (:func:`spider_env.core.interop.pysol_reset_option`). A name already
+    registered with another function is a ``ValueError``.
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"reset option name must be a non-empty str, got {name!r}")
     if not callable(fn):
         raise TypeError(f"reset option {name!r} needs a callable, got {type(fn).__name__}")
     current = RESET_OPTIONS.get(name)
-    if current is not None and current is not fn and name not in _REPLACEABLE:
+    if current is not None and current is not fn:
         raise ValueError(f"reset option {name!r} is already registered")
     RESET_OPTIONS[name] = fn
 
@@ -210,9 +210,9 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     continues the RNG; `options={"deal": n}` plays deal `n` of the engine's generator;
     `options={"deal_text": text}` a deal typed in (KPatience-like `Play0:`/`Deal0:` lines, see
     :mod:`spider_env.core.deals`); `options={"state_text": text}` / `options={"state": State}`
-    any position of the same variant; `options={"pysol_game": n}` PySolFC's game `n` (needs
-    the `pysol` extra, see :mod:`spider_env.core.interop`). At most one option; unknown keys are
-    an error. More can be added with `spider_env.env.register_reset_option`.
+    any position of the same variant; `options={"pysol_game": n}` PySolFC's game `n` (see
+    :mod:`spider_env.core.interop`). At most one option; unknown keys are an error. More can
+    be added with `spider_env.env.register_reset_option`.
     The deal's identity is for tools only and never in `info`: `env.deal_name`
     (`"spider-4suit#123"`, `"custom"`, `"state"`, `"pysolfc-11#5"`) and `env.deal_number` (its
     number in the engine's generator, -1 if none), read-only, also through

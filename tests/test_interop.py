@@ -1,4 +1,4 @@
-"""Interop (issue 6, item 9): PySolFC game numbers via ``pysol-cards``, KPatience deal text.
+"""Interop (issue 6, item 9): PySolFC game numbers, KPatience deal text.
 
 ``tests/golden/variants/pysolfc-spider-deals.txt`` is a copy of
 ``shared/interop/pysolfc-spider-deals.txt``: 27 deals printed by PySolFC's own code (game ids 11,
@@ -17,6 +17,7 @@ from spider_env.core.cards import card_str
 from spider_env.core.deals import deal_to_text, generate_deal
 from spider_env.core.interop import (
     PYSOL_GAME_IDS,
+    _pysol_order,
     kpatience_from_text,
     kpatience_to_text,
     pysol_deal,
@@ -85,19 +86,28 @@ def test_pysol_layout_and_suit_mapping() -> None:
     assert suits(pysol_deal(5, 11)) == {"S", "H", "D", "C"}
 
 
-def test_the_32000_quirk() -> None:
-    # pysol-cards alone would deal 32000 with its Microsoft-style generator; PySolFC does not.
+@pytest.mark.parametrize(
+    "numbers",
+    [range(1, 200), range(31_990, 32_010), [10**6, 123_456_789, 10**20 - 1]],
+    ids=["small", "around-32000", "large"],
+)
+def test_shuffle_matches_pysol_cards(numbers: range | list[int]) -> None:
+    # The generator is written out in interop; pysol-cards (when installed) is a second
+    # oracle next to the 27 deals PySolFC printed. PySolFC itself uses the Mersenne Twister
+    # from 32000 on (pysol-cards' shuffle() only above 32000).
+    pytest.importorskip("pysol_cards")
     from pysol_cards.cards import createCards
-    from pysol_cards.random import shuffle
+    from pysol_cards.random import MTRandom, shuffle
     from pysol_cards.random_base import RandomBase
 
-    ms_order = list(reversed(shuffle(createCards(2), 32000, RandomBase.DEALS_PYSOLFC)))
-    first_ms = "A23456789TJQK"[ms_order[0].rank - 1] + "CSHD"[ms_order[0].suit]
-    ours = pysol_deal(32000, 11)
-    (body,) = [b for g, n, b in BLOCKS if (g, n) == (11, 32000)]
-    assert pysol_deal_to_text(ours).splitlines()[0] == body.splitlines()[0]
-    # The first card dealt (bottom of column 0) differs from the MS-style order's first card.
-    assert body.splitlines()[0].split()[1].lstrip("|") != first_ms
+    for n in numbers:
+        if n < 32_000:
+            order = shuffle(createCards(2), n, RandomBase.DEALS_PYSOLFC)
+        else:
+            rng = MTRandom()
+            rng.setSeed(n)
+            order = rng.shuffle(createCards(2))
+        assert _pysol_order(n) == [(c.rank, c.suit) for c in reversed(order)], n
 
 
 def test_pysol_deal_plays_in_the_engine() -> None:

@@ -1,6 +1,6 @@
 """Deals from the programs players already use: PySolFC game numbers and KPatience deal text.
 
-**PySolFC** (needs the optional ``pysol-cards`` package: ``pip install spider-env[pysol]``).
+**PySolFC** (pure Python, no PySolFC package needed).
 :func:`pysol_deal` reproduces the deal PySolFC shows for a game number in its games
 
 =========  ======================  ==================================  =====================
@@ -16,20 +16,24 @@ PySolFC's one-suit game is all clubs and its two-suit game clubs and hearts, whi
 two-suit decks are spades, and spades and hearts (as in Windows Spider and the seeds). The
 mapping above is the only change: ranks, positions and face-down cards are PySolFC's.
 
-How the deal is made: ``shuffle(createCards(2), n, RandomBase.DEALS_PYSOLFC)`` of ``pysol-cards``
-(suits created in the order C S H D, two packs one after the other; in PySolFC's 1-suit game all
-four suits of a pack are clubs, in its 2-suit game the first two clubs and the last two hearts),
-reversed, is the order in which PySolFC deals: four face-down rows of ten, one more face-down card
-on columns 0, 3, 6 and 9, a face-up row of ten, then the five stock rows of ten, column 0 first.
-So PySolFC's Spider has the layout 6,5,5,6,5,5,6,5,5,6, hence the ``pysol-spider-*`` variants
-(classic rules, that layout).
+How the deal is made (PySolFC's ``createCards``, ``shuffle`` and ``startGame``, written out here
+with the standard library only): the 104 cards are created two packs one after the other, each
+pack suit by suit in the order C S H D and Ace..King within a suit (in PySolFC's 1-suit game all
+four suits of a pack are clubs, in its 2-suit game the first two clubs and the last two hearts).
+They are shuffled by Fisher-Yates from the last position down: ``for i = 103 .. 1: swap cards
+i and j``, with ``j`` from PySolFC's generator for the game number ``n``:
 
-Known quirk, handled here: PySolFC uses its Microsoft-style generator for game numbers below
-32000 and its Mersenne Twister from 32000 on, while ``pysol-cards`` (0.24) still uses the
-Microsoft-style one for 32000 itself. For ``n >= 32000`` we therefore call ``pysol-cards``'
-Mersenne Twister (``MTRandom``) directly, which is what PySolFC does. The 27 deals PySolFC
-printed itself (``tests/test_interop.py``, game numbers 1 .. 123456789, including 32000) are
-reproduced exactly.
+* ``n < 32000``, its Microsoft-style generator (``LCRandom31``): ``x = n``, then each draw
+  ``x = (x * 214013 + 2531011) mod 2**33`` and ``j = ((x >> 16) & 0x7FFF) mod (i + 1)``;
+* ``n >= 32000``, its Mersenne Twister (``MTRandom``, Python's ``random.Random(n)``):
+  ``j = int(random() * (i + 1))``.
+
+The shuffled list, reversed, is the order in which PySolFC deals: four face-down rows of ten,
+one more face-down card on columns 0, 3, 6 and 9, a face-up row of ten, then the five stock rows
+of ten, column 0 first. So PySolFC's Spider has the layout 6,5,5,6,5,5,6,5,5,6, hence the
+``pysol-spider-*`` variants (classic rules, that layout). The 27 deals PySolFC printed itself
+(``tests/test_interop.py``, game numbers 1 .. 123456789, on both sides of 32000) are reproduced
+exactly.
 
 **KPatience** deal text: ``Play0:`` .. ``Play9:`` (each column from its deepest card to the
 exposed card, ``|`` before a face-down card), ``Deal0:`` .. ``Deal4:`` (the stock rows, dealt in
@@ -41,6 +45,7 @@ do, so its text is our deal text (:mod:`spider_env.core.deals`) without the ``va
 from __future__ import annotations
 
 import operator
+import random
 from typing import Any
 
 from spider_env.core.cards import card_str, parse_card
@@ -54,15 +59,16 @@ PYSOL_GAME_IDS: dict[int, int] = {11: 4, 269: 1, 270: 2}
 PYSOL_MT_FROM = 32000
 #: Largest PySolFC game number (20 digits).
 PYSOL_MAX_GAME = 10**20 - 1
+_LC31_MASK = (1 << 33) - 1  # PySolFC's LCRandom31 keeps its state modulo 2**33
 
-_PYSOL_SUIT_LETTERS = "CSHD"  # pysol-cards' suit index -> letter
+_PYSOL_SUIT_LETTERS = "CSHD"  # PySolFC's suit index -> letter
 # Suit letter in PySolFC's game -> our suit letter, per game id.
 _SUIT_MAP: dict[int, dict[str, str]] = {
     11: {"C": "C", "S": "S", "H": "H", "D": "D"},
     269: {"C": "S"},
     270: {"C": "S", "H": "H"},
 }
-# Which suit (pysol-cards index) PySolFC's game gives to the cards it creates as suit 0..3.
+# Which suit (PySolFC's index) PySolFC's game gives to the cards it creates as suit 0..3.
 _PYSOL_GAME_SUITS: dict[int, tuple[int, int, int, int]] = {
     11: (0, 1, 2, 3),
     269: (0, 0, 0, 0),
@@ -98,26 +104,22 @@ def pysol_suit_map(game_id: int = 11) -> dict[str, str]:
     return dict(_SUIT_MAP[_check_game_id(game_id)])
 
 
-def _pysol_order(game_number: int) -> list[Any]:
-    """pysol-cards ``Card`` objects in the order PySolFC deals them for ``game_number``."""
-    try:
-        from pysol_cards.cards import createCards
-        from pysol_cards.random import MTRandom, shuffle
-        from pysol_cards.random_base import RandomBase
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError(
-            "PySolFC game numbers need the optional 'pysol-cards' package: "
-            "pip install 'spider-env[pysol]'"
-        ) from exc
-    cards = createCards(2)
+def _pysol_order(game_number: int) -> list[tuple[int, int]]:
+    """``(rank, PySolFC suit index)`` of the 104 cards in the order PySolFC deals them for
+    ``game_number`` (see the module docstring; suit index 0..3 = C S H D)."""
+    cards = [(rank, suit) for _pack in range(2) for suit in range(4) for rank in range(1, 14)]
     if game_number < PYSOL_MT_FROM:
-        cards = shuffle(cards, game_number, RandomBase.DEALS_PYSOLFC)
+        x = game_number
+        for i in range(len(cards) - 1, 0, -1):
+            x = (x * 214013 + 2531011) & _LC31_MASK
+            j = ((x >> 16) & 0x7FFF) % (i + 1)
+            cards[i], cards[j] = cards[j], cards[i]
     else:
-        # PySolFC switches to its Mersenne Twister at 32000 itself; pysol-cards only above it.
-        rng = MTRandom()
-        rng.setSeed(game_number)
-        cards = rng.shuffle(cards)
-    return list(reversed(cards))
+        rng = random.Random(game_number)
+        for i in range(len(cards) - 1, 0, -1):
+            j = int(rng.random() * (i + 1))
+            cards[i], cards[j] = cards[j], cards[i]
+    return cards[::-1]
 
 
 def pysol_deal(game_number: int, game_id: int = 11) -> Deal:
@@ -137,8 +139,8 @@ def pysol_deal(game_number: int, game_id: int = 11) -> Deal:
     suits = _PYSOL_GAME_SUITS[gid]
     smap = _SUIT_MAP[gid]
     ids = [
-        parse_card("A23456789TJQK"[c.rank - 1] + smap[_PYSOL_SUIT_LETTERS[suits[c.suit]]])
-        for c in _pysol_order(game_number)
+        parse_card("A23456789TJQK"[rank - 1] + smap[_PYSOL_SUIT_LETTERS[suits[suit]]])
+        for rank, suit in _pysol_order(game_number)
     ]
     it = iter(ids)
     n_cols = v.n_columns
