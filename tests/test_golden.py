@@ -47,7 +47,8 @@ PLAYTHROUGHS = sorted(GOLDEN.glob("playthrough-*.jsonl"))
 def test_golden_file_is_what_the_code_makes(rel: str) -> None:
     path = GOLDEN / rel
     old = path.read_text(encoding="utf-8") if path.exists() else None
-    assert REGEN.first_difference(rel, old, REGEN.expected_files()[rel]) is None
+    diff = REGEN.first_difference(rel, old, REGEN.expected_files()[rel])
+    assert diff is None, f"{diff} (after a deliberate change: make golden)"
 
 
 def test_no_stale_golden_file() -> None:
