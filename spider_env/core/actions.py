@@ -41,9 +41,9 @@ def move_id(variant: Variant, src: int, cards: int, dst: int) -> int:
 def move_parts(variant: Variant, action: int) -> tuple[int, int, int]:
     """``(src, cards, dst)`` of a move id; unchecked: ``action < variant.n_move_actions``."""
     C = variant.n_columns
-    t, dst = divmod(action, C)
-    src, k = divmod(t, variant.max_run)
-    return src, k + 1, dst
+    R = variant.max_run
+    t = action // C  # (// and % are faster than divmod here: this runs on every step)
+    return t // R, t % R + 1, action % C
 
 
 def deal_id(variant: Variant, pile: int = 0) -> int:
