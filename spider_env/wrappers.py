@@ -32,7 +32,7 @@ def _spider(env: gym.Env[Any, Any]) -> SpiderEnv:
 
 
 class FeatureObservation(gym.ObservationWrapper[Any, np.int64, Any]):
-    """Observations in the learning encoding (see :mod:`spider_env.observation`).
+    """Observations in the learning encoding (layout: :class:`~spider_env.env.SpiderEnv`).
 
     ``flat=False``: a ``Dict`` with ``"columns"`` ``(C, F)`` and ``"globals"`` ``(G,)`` (and the
     wrapped env's ``"action_mask"`` if it has one) for SB3's ``MultiInputPolicy``;
