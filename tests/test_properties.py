@@ -792,7 +792,9 @@ def expected_paths(v: Variant) -> set[str]:
 
 
 def test_planted_positions_reach_every_removal_path_in_every_variant() -> None:
-    """Guards the generator: without these paths the oracle test above proves little."""
+    """Guards the generator (without these paths the oracle test above proves little), and
+    checks each action that takes one of them against the oracle, so that every path of every
+    variant is compared whatever examples hypothesis draws."""
     for name in ALL_VARIANTS:
         v = get_variant(name)
         kinds = plant_kinds(v)
@@ -805,6 +807,10 @@ def test_planted_positions_reach_every_removal_path_in_every_variant() -> None:
             s = planted_position(v, picked, rng, gaps=i % 4 == 0)
             if s is None:
                 continue
+            g = Naive.at(s)
             for b in legal_actions(s):
-                seen |= removal_paths(s, b, apply(s, b))
+                paths = removal_paths(s, b, apply(s, b))
+                if paths:
+                    check_action(s, g, b)
+                seen |= paths
         assert expected_paths(v) <= seen, (name, expected_paths(v) - seen)
