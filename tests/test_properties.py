@@ -468,8 +468,8 @@ def test_oracle_agrees_along_the_golden_games() -> None:
         variants.add(v.name)
         g = Naive.new_game(v, number)
         state = State.from_deal(se.generate_deal(v, number))
+        assert state.to_text() == records[0]["state_before"], fname
         for rec in records:
-            assert state.to_text() == rec["state_before"], (fname, rec["step"])
             assert state.score == g.score and legal_actions(state) == g.legal(), fname
             for b in legal_actions(state):
                 nxt, _ = check_action(state, g, b, full=False)
@@ -477,6 +477,7 @@ def test_oracle_agrees_along_the_golden_games() -> None:
             a = rec["action"]
             assert isinstance(a, int)
             state, g = apply(state, a), g.after(a)
+            assert state.to_text() == rec["state_after"], (fname, rec["step"])
     assert variants == set(ALL_VARIANTS)
     assert removals > 10
 

@@ -20,8 +20,9 @@ Files written under ``tests/golden/``:
 * ``playthrough-<variant>[-<options>]-<policy>-<N>.jsonl``: one game per file, OpenSpiel/pgx
   style, for classic Spider and every variant. The first line is a header
   ``{"game": {"variant", "options", "deal", "policy", "seed", "steps"}}``; every following line
-  is one step: ``step``, ``state_before`` (``State.to_text()``, undo history included),
-  ``legal_actions`` (of ``state_before``), ``action``, ``description``, ``state_after``,
+  is one step: ``step``, ``state_before`` (``State.to_text()``, undo history included; only
+  on step 0, later steps start from the previous ``state_after``), ``legal_actions``,
+  ``action``, ``description``, ``state_after``,
   ``score_after``, ``terminal_after``, ``won_after``.
 * ``render/<case>.txt``: ``SpiderEnv(render_mode="ansi").render()`` of fixed positions.
 
@@ -130,7 +131,8 @@ GAMES: tuple[Game, ...] = (
     Game("spider-4suit", "", 5, "greedy", 0, 150),
 ) + tuple(
     # every other variant with undo on, deal 7, seeded with the variant's name
-    Game(name, "" if VARIANTS[name].undo else "undo=true", 7, "special", name, 120)
+    # (60 steps: every state text carries its undo chain, so a file grows with steps squared)
+    Game(name, "" if VARIANTS[name].undo else "undo=true", 7, "special", name, 60)
     for name in OTHER_VARIANTS
 )
 
@@ -163,7 +165,9 @@ def playthrough(game: Game) -> str:
         records.append(
             {
                 "step": step,
-                "state_before": state.to_text(),
+                # the first step carries the starting text; later ones start from the
+                # previous step's state_after (the same text, not written twice)
+                **({"state_before": state.to_text()} if step == 0 else {}),
                 "legal_actions": list(legal),
                 "action": a,
                 "description": se.describe(state.variant, a),
