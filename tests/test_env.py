@@ -137,6 +137,12 @@ def test_default_is_four_suits_and_variant_arguments():
         SpiderEnv(variant="nope")
 
 
+@pytest.mark.parametrize("suits", [1.0, True, "1", 3, 2.0, 0])
+def test_make_refuses_suits_that_are_not_the_int_1_2_or_4(suits):
+    with pytest.raises(ValueError, match=r"suits must be 1, 2 or 4"):
+        gym.make("Spider-v0", suits=suits)
+
+
 @pytest.mark.parametrize("name", ALL_VARIANTS)
 def test_action_space_formula(name):
     env = SpiderEnv(variant=name)

@@ -446,9 +446,19 @@ def get_variant(name: str | Variant) -> Variant:
 
 def classic(suits: int) -> Variant:
     """Classic Spider with 1, 2 or 4 suits."""
-    if suits not in (1, 2, 4) or isinstance(suits, bool):
-        raise ValueError(f"suits must be 1, 2 or 4, got {suits!r}")
+    _check_suits(suits)
     return VARIANTS[f"spider-{suits}suit"]
+
+
+def _check_suits(suits: object) -> None:
+    """``ValueError`` unless ``suits`` is the int 1, 2 or 4 (``1.0``, ``True``, ``"1"`` are
+    refused, naming their type)."""
+    if isinstance(suits, bool) or not isinstance(suits, int):
+        raise ValueError(
+            f"suits must be 1, 2 or 4 (an int), got {suits!r} ({type(suits).__name__})"
+        )
+    if suits not in (1, 2, 4):
+        raise ValueError(f"suits must be 1, 2 or 4, got {suits!r}")
 
 
 def resolve_variant(
@@ -456,11 +466,12 @@ def resolve_variant(
 ) -> Variant:
     """The variant meant by a ``variant`` name/object and/or ``suits`` (and the undo option).
 
-    ``variant=None`` means classic Spider with ``suits`` (default 4); a ``suits`` that
-    contradicts the named variant is a ``ValueError``; ``undo=True`` turns the undo action on.
+    ``variant=None`` means classic Spider with ``suits`` (default 4); ``suits`` other than the
+    int 1, 2 or 4 (``1.0``, ``True``, ``"1"``, ``3``) or contradicting the named variant is a
+    ``ValueError``; ``undo=True`` turns the undo action on.
     """
-    if suits is not None and (isinstance(suits, bool) or suits not in (1, 2, 4)):
-        raise ValueError(f"suits must be 1, 2 or 4, got {suits!r}")
+    if suits is not None:
+        _check_suits(suits)
     if variant is None:
         v = classic(suits if suits is not None else 4)
     else:
