@@ -19,6 +19,8 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
+from reference import cartpole_steps_per_second
+
 import spider_env as se
 from spider_env.core.rules import apply, legal_actions
 
@@ -90,9 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--duration and --max-steps must be positive")
 
     results = [bench(s, args.duration, args.seed, args.max_steps) for s in args.suits]
+    ref = cartpole_steps_per_second()
     if args.json:
         for r in results:
-            print(json.dumps(asdict(r)))
+            print(json.dumps({**asdict(r), "cartpole_steps_per_cpu_second": round(ref)}))
         return 0
     print(
         f"spider-env engine, random play, Python {platform.python_version()} "
@@ -100,15 +103,16 @@ def main(argv: list[str] | None = None) -> int:
         f"cap {args.max_steps} steps/game"
     )
     header = f"{'suits':>5} {'games':>6} {'steps':>9} {'wall s':>7} {'steps/s':>9} "
-    header += f"{'cpu s':>6} {'steps/cpu-s':>11} {'mean legal':>10} {'ended':>6}"
+    header += f"{'cpu s':>6} {'steps/cpu-s':>11} {'x CartPole':>10} {'mean legal':>10} {'ended':>6}"
     print(header)
     for r in results:
         print(
             f"{r.suits:>5} {r.games:>6} {r.steps:>9} {r.seconds:>7.2f} "
             f"{r.steps_per_second:>9,} {r.cpu_seconds:>6.2f} {r.steps_per_cpu_second:>11,} "
-            f"{r.mean_legal:>10.2f} {r.games_ended:>6}"
+            f"{r.steps_per_cpu_second / ref:>10.2f} {r.mean_legal:>10.2f} {r.games_ended:>6}"
         )
     print("one step = legal_actions(state) + rng.choice + apply(state, action)")
+    print(f"reference: CartPole-v1 through gymnasium.make, {ref:,.0f} steps/cpu-s (same run)")
     print("steps/cpu-s uses this process's CPU time: the fair figure on a shared machine")
     return 0
 

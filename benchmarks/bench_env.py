@@ -10,6 +10,9 @@ For 1, 2 and 4 suits it measures, on one core:
 * ``sync x8``: an 8-env ``gymnasium.vector.SyncVectorEnv``, masks fetched with
   ``envs.call("action_masks")``; env-steps per second.
 
+and, as the reference the README quotes ratios to, CartPole-v1 through ``gymnasium.make`` with
+random actions, measured in the same run (``reference.py``).
+
 Every policy picks a uniformly random legal action (its cost, a ``flatnonzero`` and one RNG draw
 per step, is included). Each figure is the best of ``--repeats`` runs, since the machine is
 shared; ``--cpu-time`` counts this process's CPU time instead of wall-clock time. Not a test;
@@ -29,6 +32,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from reference import cartpole_steps_per_second
 
 import spider_env  # noqa: F401  (registers Spider-v0)
 from spider_env import new_game
@@ -112,6 +116,8 @@ def main() -> None:
         f"random legal play, obs_mode={args.obs_mode}, {args.steps} steps per run, "
         f"best of {args.repeats}; steps per {'CPU' if args.cpu_time else 'wall-clock'} second"
     )
+    ref = best(args.repeats, partial(cartpole_steps_per_second, args.steps, CLOCK))
+    print(f"reference: CartPole-v1 through gymnasium.make: {ref:,.0f} steps/s")
     print(f"{'suits':>5} {'engine':>10} {'make':>10} {'make, no checker':>17} {'sync x8':>10}")
     for suits in args.suits:
         r, n, mode = args.repeats, args.steps, args.obs_mode
@@ -120,6 +126,8 @@ def main() -> None:
         nocheck = best(r, partial(bench_single, suits, n, True, obs_mode=mode))
         vec = best(r, partial(bench_vector, suits, n, args.vector_envs, obs_mode=mode))
         print(f"{suits:>5} {engine:>10,.0f} {single:>10,.0f} {nocheck:>17,.0f} {vec:>10,.0f}")
+        ratios = [x / ref for x in (engine, single, nocheck, vec)]
+        print(f"{'':>5} " + " ".join(f"{x:>{w}.2f}x" for x, w in zip(ratios, (9, 9, 16, 9))))
 
 
 if __name__ == "__main__":
