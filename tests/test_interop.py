@@ -1,8 +1,8 @@
 """Interop (issue 6, item 9): PySolFC game numbers, KPatience deal text.
 
-``tests/golden/variants/pysolfc-spider-deals.txt`` is a copy of
-``shared/interop/pysolfc-spider-deals.txt``: 27 deals printed by PySolFC's own code (game ids 11,
-269, 270; game numbers 1 .. 123456789 including the 32000 quirk). Every one must be reproduced.
+``tests/golden/variants/pysolfc-spider-deals.txt`` holds 27 deals printed by the code of PySolFC
+(https://github.com/shlomif/PySolFC): game ids 11, 269, 270; game numbers 1 .. 123456789
+including the 32000 quirk. Every one must be reproduced.
 """
 
 from __future__ import annotations

@@ -288,9 +288,13 @@ register_variant(_classic(4))
 
 # --- the other games of the rule sources (issue 6): data only, same engine ---------------------
 #
-# Sources: seed 000 (relaxed Spider, Spiderette, Simple Simon, Scorpion), seed 002 (the 78-card
-# eight-column tournament game), seed 003 (Culbertson's rules). PySolFC's Spider layout is used
-# by :mod:`spider_env.core.interop` to reproduce PySolFC game numbers.
+# Sources (the README's "The rules as implemented" lists them): a "How to Play Spider Solitaire"
+# rules page, publisher unknown (its common variations: Relaxed Spider, Spiderette, Simple Simon,
+# Scorpion); GSN's Spider Solitaire rules for the 78-card eight-column tournament game,
+# https://gsnweb.zendesk.com/hc/en-us/articles/115005208706-Spider-Solitaire; Culbertson's rules
+# (Culbertson's Card Games Complete with Official Rules) as quoted at https://spiderpro.com.
+# PySolFC's (https://github.com/shlomif/PySolFC) Spider layout is used by
+# :mod:`spider_env.core.interop` to reproduce PySolFC game numbers.
 
 
 def _relaxed(suits: int) -> Variant:
@@ -299,7 +303,8 @@ def _relaxed(suits: int) -> Variant:
         suits=suits,
         deal_needs_no_empty=False,
         description=(
-            f"Relaxed Spider (seed 000), {suits} suit(s): classic Spider, but a deal is legal "
+            f"Relaxed Spider (as a 'How to Play Spider Solitaire' rules page lists it), {suits} "
+            "suit(s): classic Spider, but a deal is legal "
             "while columns are empty (they get a card like every other column)."
         ),
     )
@@ -315,7 +320,8 @@ def _spiderette(suits: int) -> Variant:
         stock=(7, 7, 7, 3),
         runs_to_win=4,
         description=(
-            f"Spiderette (seed 000), one pack, {suits} suit(s): seven columns dealt like "
+            "Spiderette (as a 'How to Play Spider Solitaire' rules page lists it), one pack, "
+            f"{suits} suit(s): seven columns dealt like "
             "Klondike (1..7 cards, the last face up); the 24 other cards are the stock, dealt "
             "7, 7, 7 and finally 3 (onto columns 0-2); no deal while a column is empty; "
             "four runs win."
@@ -339,7 +345,8 @@ def _tournament(suits: int) -> Variant:
         scoring="tournament",
         undo=True,
         description=(
-            f"The 78-card tournament game (seed 002), {suits} suit(s): eight columns "
+            f"GSN's 78-card tournament game (rules at gsnweb.zendesk.com), {suits} suit(s): "
+            "eight columns "
             "(six of 4 face-down + 1, two of 3 + 1) and a Free Column (column 8), empty at the "
             "start, never dealt to, usable at any time; five draw piles of 8 with their top card "
             "visible, the player picks the pile (its visible card goes to column 0); a deal is "
@@ -371,7 +378,8 @@ register_variant(
         name="spider-culbertson",
         auto_discard=False,
         description=(
-            "Spider by Culbertson's rules (seed 003), two packs, four suits: discarding a "
+            "Spider by Culbertson's rules (as quoted at spiderpro.com), two packs, four suits: "
+            "discarding a "
             "complete King..Ace run is optional (one discard action per column); a complete "
             "run may stay, be split or moved; no deal while a column is empty."
         ),
@@ -391,7 +399,8 @@ register_variant(
         stock=(),
         runs_to_win=4,
         description=(
-            "Simple Simon (seed 000), one pack: ten columns of 8, 8, 8, 7, 6, 5, 4, 3, 2, 1 "
+            "Simple Simon (as a 'How to Play Spider Solitaire' rules page lists it), one pack: "
+            "ten columns of 8, 8, 8, 7, 6, 5, 4, 3, 2, 1 "
             "cards, all face up; no stock (no deal action); Spider moves; four runs win."
         ),
     )
@@ -411,7 +420,8 @@ register_variant(
         empty_accepts="king",
         runs_to_win=4,
         description=(
-            "Scorpion (seed 000; standard layout), one pack: seven columns of seven, the first "
+            "Scorpion (named by a 'How to Play Spider Solitaire' rules page; standard layout), "
+            "one pack: seven columns of seven, the first "
             "three cards of the first four columns face down; any face-up card moves with every "
             "card on top of it onto the next higher card of its suit; only a King (with its "
             "cards) goes into an empty column; the deal action puts the three reserve cards on "
