@@ -7,6 +7,7 @@ Everything about legality comes from :func:`spider_env.core.rules.legal_actions`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -233,7 +234,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
       Sum = runs + 0.1 * reveals + 10 * won - 0.01 * legal actions.
     - `"win"`: +1 on the winning action. Sum = 1 if won else 0.
 
-    Every penalized illegal action adds `illegal_reward` (default -1.0) instead.
+    Every penalized illegal action adds `illegal_reward` (a finite number, default -1.0) instead.
 
     ## Episode End
     - Termination: the game is won, or no legal action is left (or an illegal action with
@@ -328,10 +329,16 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             illegal_reward, (int, float, np.integer, np.floating)
         ):
             raise TypeError(f"illegal_reward must be a number, got {illegal_reward!r}")
+        try:
+            penalty = float(illegal_reward)
+        except OverflowError:  # an int beyond float's range
+            penalty = math.inf
+        if not math.isfinite(penalty):
+            raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
         self.reward_mode = reward_mode
         self.reward_fn = get_reward_fn(reward_mode)
         self.illegal_action = illegal_action
-        self.illegal_reward = float(illegal_reward)
+        self.illegal_reward = penalty
         self.mask_in_obs = bool(mask_in_obs)
         self.obs_mode = obs_mode
         self.render_mode = render_mode

@@ -3,6 +3,7 @@ end, illegal and malformed actions, seeding and deals."""
 
 from __future__ import annotations
 
+import math
 import random
 import warnings
 
@@ -172,6 +173,11 @@ def test_bad_constructor_arguments():
         ({"mask_in_obs": "no"}, TypeError, "mask_in_obs"),
         ({"color": 1}, TypeError, "color"),
         ({"illegal_reward": "-1"}, TypeError, "illegal_reward"),
+        ({"illegal_reward": None}, TypeError, "illegal_reward"),
+        ({"illegal_reward": float("nan")}, ValueError, "illegal_reward must be a finite number"),
+        ({"illegal_reward": -math.inf}, ValueError, "illegal_reward must be a finite number"),
+        ({"illegal_reward": np.float32("inf")}, ValueError, "illegal_reward must be a finite"),
+        ({"illegal_reward": -(10**400)}, ValueError, "illegal_reward must be a finite number"),
         ({"feature_slots": 2.5}, ValueError, "feature_slots"),
     ]:
         with pytest.raises(exc, match=text):
