@@ -6,8 +6,8 @@ Built from the AST of every module, so imports at any depth count (inside functi
 
 * ``spider_env/core/*`` imports only the standard library and ``spider_env.core``;
 * the env layer (``spider_env/__init__.py``, env, observation, rewards, render, wrappers,
-  registration) imports the standard library, core, the env layer, numpy, gymnasium and the
-  optional interop libraries, never ``spider_env.apps`` or ``spider_env.agents``, except the
+  registration) imports the standard library, core, the env layer, numpy and gymnasium,
+  never ``spider_env.apps`` or ``spider_env.agents``, except the
   one lazy ``__getattr__`` of ``spider_env/__init__.py`` that loads
   ``spider_env.apps.evaluation.evaluate`` on first use;
 * ``agents/`` (installed as ``spider_env.agents``) imports the standard library, core, the env
@@ -43,7 +43,7 @@ ENV_LAYER = frozenset(
 )
 # Third-party top-level names each layer may import (the standard library is always allowed
 # except in core, which gets nothing else).
-ENV_THIRD_PARTY = frozenset({"numpy", "gymnasium", "pysol_cards"})  # pysol_cards: interop
+ENV_THIRD_PARTY = frozenset({"numpy", "gymnasium"})
 AGENTS_THIRD_PARTY = frozenset({"numpy", "stable_baselines3", "sb3_contrib", "torch"})
 # The one documented edge from the env layer up to apps: `spider_env.evaluate`, loaded lazily.
 LAZY_EVALUATE = ("spider_env", "__getattr__", "spider_env.apps.evaluation", "evaluate")
