@@ -50,6 +50,8 @@ def cli_commands(text: str) -> list[tuple[int, list[str]]]:
         if lang == "python":
             continue
         for offset, line in enumerate(code.splitlines()):
+            if not line.lstrip().startswith("spider-env "):
+                continue  # prose and other commands (a tree, make lines) are not parsed
             argv = shlex.split(line, comments=True)
             if argv[:1] == ["spider-env"] and not any("[" in a for a in argv):
                 out.append((start + offset, argv[1:]))
