@@ -161,26 +161,49 @@ def expect_error(text: str, lineno: int, *reason: str) -> str:
     return msg
 
 
-def test_wrong_card_count_missing_card() -> None:
+def test_missing_card_is_named_without_blaming_a_line() -> None:
     ls = lines_of()
-    bad = ls[4].split()
-    # drop the deepest face-down card of column 0
-    text = corrupt(ls, 5, " ".join([bad[0], *bad[2:]]))
-    expect_error(text, 4, "missing")
+    toks = ls[4].split()  # col0: |a |b ...
+    dropped = toks[1].lstrip("|")
+    text = corrupt(ls, 5, " ".join([toks[0], *toks[2:]]))  # the deepest card of column 0 gone
+    with pytest.raises(ValueError) as err:
+        State.from_text(text)
+    msg = str(err.value)
+    assert "the position on lines 4-19" in msg and f"missing {dropped}" in msg, msg
+    assert "line 4 (" not in msg and "line 5 (" not in msg, msg
 
 
-def test_wrong_card_count_extra_card() -> None:
-    ls = lines_of()
-    text = corrupt(ls, 5, ls[4] + " 2S")
-    expect_error(text, 4, "too many")
+def test_extra_card_names_the_line_of_its_first_surplus_copy() -> None:
+    ls = lines_of()  # spider-4suit: two copies of each card
+    toks = ls[18].split()  # pile4, the last line
+    replaced, extra = toks[-1], ls[4].split()[1].lstrip("|")
+    assert extra not in toks and replaced != extra
+    toks[-1] = extra
+    msg = expect_error(corrupt(ls, 19, " ".join(toks)), 19, f"one {extra} too many")
+    assert f"missing {replaced}" in msg and "this is number 3" in msg, msg
+
+
+def test_extra_stock_card_names_its_pile_line() -> None:
+    t = se.new_game("spider-1suit", 0).to_text()
+    with pytest.raises(ValueError) as err:
+        State.from_text(t.replace("pile0: ", "pile0: AS ", 1))
+    msg = str(err.value)
+    assert msg.startswith("corrupt state text, line 15 ('pile0: AS "), msg
+    assert "stock pile 0 holds 11 cards, expected 10" in msg, msg
+
+
+def test_completed_runs_still_on_the_table_blame_the_completed_line() -> None:
+    ls = lines_of("spider-1suit", 0)
+    msg = expect_error(corrupt(ls, 4, "completed: S=1 H=0 D=0 C=0"), 4, "S=1")
+    assert "makes 9 of every S card, the deck has 8" in msg, msg
 
 
 def test_card_of_an_unused_suit() -> None:
     ls = lines_of("spider-1suit", 0)
     toks = ls[4].split()
     toks[-1] = toks[-1][0] + "H"  # a heart in the 1-suit game
-    msg = expect_error(corrupt(ls, 5, " ".join(toks)), 4, "does not use")
-    assert "H" in msg
+    msg = expect_error(corrupt(ls, 5, " ".join(toks)), 5, "does not use")
+    assert f"{toks[-1]} is of a suit" in msg, msg
 
 
 def test_completed_runs_of_an_unused_suit() -> None:
@@ -273,7 +296,7 @@ def test_short_stock_pile() -> None:
     moved = toks.pop()
     ls[14] = " ".join(toks)
     ls[4] = ls[4] + " " + moved
-    expect_error("\n".join(ls), 4, "stock pile 0 holds 9 cards")
+    expect_error("\n".join(ls), 15, "stock pile 0 holds 9 cards")
 
 
 def test_complete_run_left_in_a_column() -> None:

@@ -338,7 +338,16 @@ class State:
                     prev,
                 )
             except ValueError as exc:
-                raise fail(start + 1, str(exc)) from None
+                found = _deck_error(variant, start + 1, completed, cols, stock)
+                if found is None:
+                    raise fail(start + 1, str(exc)) from None
+                lineno, why = found
+                if lineno is not None:
+                    raise fail(lineno, why) from None
+                last = start + 1 + len(cols) + len(stock)
+                raise ValueError(
+                    f"corrupt state text, the position on lines {start + 1}-{last}: {why}"
+                ) from None
             prev = st
         assert prev is not None
         return prev
@@ -426,6 +435,75 @@ def _problems(st: State) -> list[str]:
         elif st.prev.variant != v:
             errs.append("undo history of another variant")
     return errs
+
+
+def _deck_error(
+    v: Variant,
+    first_line: int,
+    completed: tuple[int, int, int, int],
+    cols: list[tuple[int, ...]],
+    stock: list[tuple[int, ...]],
+) -> tuple[int | None, str] | None:
+    """The line to blame when a position read from text has the wrong cards.
+
+    Completed runs are on ``first_line``, column ``c`` on ``first_line + 1 + c``, then the
+    piles. In this order: a stock pile of the wrong size (its line); a card of a suit the
+    variant does not use (its line); completed runs counted while all their cards are still on
+    the other lines (the ``completed:`` line); the first surplus copy of a card in text order
+    (its line). ``(None, why)`` when cards are only missing; ``None`` when the cards make up the
+    deck and the piles have their sizes."""
+    allowed = set(v.suit_ids)
+    copies = v.copies_per_suit
+    expected = Counter({s * N_RANKS + r: copies for s in allowed for r in range(N_RANKS)})
+    pile_line = first_line + 1 + len(cols)
+    for j, pile in enumerate(stock):
+        if pile and len(pile) != v.stock[j]:
+            return pile_line + j, f"stock pile {j} holds {len(pile)} cards, expected {v.stock[j]}"
+    lines = [(first_line + 1 + c, col) for c, col in enumerate(cols)]
+    lines += [(pile_line + j, pile) for j, pile in enumerate(stock)]
+    for lineno, cards in lines:
+        for card in cards:
+            if suit_of(card) not in allowed:
+                return lineno, f"{card_str(card)} is of a suit {v.name} does not use"
+    on_lines = Counter(card for _, cards in lines for card in cards)
+    for s in range(4):
+        if completed[s] and s not in allowed:
+            return first_line, f"completed runs of {SUIT_LETTERS[s]}, a suit {v.name} does not use"
+        spare = min(on_lines[s * N_RANKS + r] for r in range(N_RANKS)) + completed[s] - copies
+        if completed[s] and spare > 0:
+            return first_line, (
+                f"{SUIT_LETTERS[s]}={completed[s]} with the cards still on the other lines "
+                f"makes {copies + spare} of every {SUIT_LETTERS[s]} card, the deck has {copies}"
+            )
+    total = on_lines + Counter(
+        {s * N_RANKS + r: completed[s] for s in range(4) for r in range(N_RANKS)}
+    )
+    missing = sorted((expected - total).elements())
+    also = f"; missing {_cards_text(missing)}" if missing else ""
+    counts = Counter({s * N_RANKS + r: completed[s] for s in range(4) for r in range(N_RANKS)})
+    where: dict[int, list[int]] = {card: [first_line] for card, n in counts.items() if n}
+    for lineno, cards in lines:
+        for card in cards:
+            counts[card] += 1
+            if counts[card] > copies:
+                before = ", ".join(str(n) for n in dict.fromkeys(where.get(card, [])))
+                return lineno, (
+                    f"one {card_str(card)} too many: the {v.n_cards}-card deck has {copies} of "
+                    f"each card, this is number {counts[card]} (earlier ones on lines "
+                    f"{before or 'none'}){also}"
+                )
+            where.setdefault(card, []).append(lineno)
+    if missing:
+        return (
+            None,
+            f"cards do not make up the {v.n_cards}-card deck: missing {_cards_text(missing)}",
+        )
+    return None
+
+
+def _cards_text(cards: list[int], most: int = 8) -> str:
+    shown = " ".join(card_str(c) for c in cards[:most])
+    return shown + (f" and {len(cards) - most} more" if len(cards) > most else "")
 
 
 def _table_lines(st: State) -> list[str]:
