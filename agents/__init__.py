@@ -15,7 +15,6 @@ trained Stable-Baselines3 models.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from spider_env.core.variants import Variant, get_variant
 
@@ -35,7 +34,7 @@ def make_agent(
     seed: int | None = None,
     *,
     deterministic: bool | None = None,
-) -> Any:
+) -> Agent:
     """An agent from a name (``random``, ``greedy``, ``lookahead``) or a ``.zip`` model path.
 
     ``deterministic`` is for trained models (see :func:`agents.sb3.load_sb3_agent`): ``True``
