@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from spider_env.apps.episodes import CLEAR_SCREEN, redraws_in_place
-from spider_env.apps.play import TerminalGame, cards_as_shown
+from spider_env.apps.play import TerminalGame
 from spider_env.core.actions import decode
 from spider_env.core.cards import card_str
 from spider_env.core.variants import VARIANTS
@@ -61,14 +61,6 @@ def test_messages_write_cards_as_the_table_does(ascii: bool) -> None:
     assert card_str(top, ascii=ascii) in game.frame()  # the table writes it the same way
     if not ascii:
         assert card_str(top, ascii=True) + " cannot" not in text
-
-
-def test_cards_as_shown_rewrites_only_cards() -> None:
-    text = "only a King may go to an empty column, not TS; 9H cannot go on 3S (AS, KC)"
-    assert cards_as_shown(text, ascii=False) == (
-        "only a King may go to an empty column, not 10♠; 9♥ cannot go on 3♠ (A♠, K♣)"
-    )
-    assert cards_as_shown(text, ascii=True) == text
 
 
 def test_redraws_in_place_only_on_a_terminal(monkeypatch: Any) -> None:

@@ -129,6 +129,15 @@ def test_nothing_goes_onto_an_ace() -> None:
         apply(s, mv(s, 1, 3, 0))  # a King does not wrap round onto an Ace
 
 
+def test_explain_illegal_writes_cards_in_the_style_asked_for() -> None:
+    s = position(kings("* TS", "9H", "2D"))
+    onto_two = mv(s, 1, 0, 2)  # TS onto 2D
+    assert onto_two not in legal_actions(s)
+    assert explain_illegal(s, onto_two).startswith("TS cannot go on 2D (needs a card")
+    assert explain_illegal(s, onto_two, ascii=True) == explain_illegal(s, onto_two)
+    assert explain_illegal(s, onto_two, ascii=False).startswith("10♠ cannot go on 2♦ (needs")
+
+
 def test_kings_move_only_to_empty_columns() -> None:
     s = position(kings("* 5D", "KS QS"))  # all other columns: lone Kings
     assert not any(m[1] >= 2 for m in moves_of(s))

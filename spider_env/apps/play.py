@@ -20,21 +20,15 @@ bad input gets a message and the game goes on.
 
 from __future__ import annotations
 
-import re
 from typing import Any, TextIO
 
 import numpy as np
 
 from spider_env.apps.episodes import CLEAR_SCREEN, Episode, episode_outcome, redraws_in_place
 from spider_env.core.actions import DEAL, DISCARD, MOVE, UNDO, Action, describe, encode
-from spider_env.core.cards import N_CARD_IDS, card_str
 from spider_env.core.rules import explain_illegal
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant
-
-# A card as spider_env.core.rules.explain_illegal writes it (card_str: "2S", "TH").
-_RULES_CARD = re.compile(r"\b[A2-9TJQK][SHDC]\b")
-_RULES_CARD_IDS = {card_str(c, ascii=True): c for c in range(N_CARD_IDS)}
 
 HELP = """commands:
   S D      move from column S onto column D (as many cards as can go)
@@ -45,15 +39,6 @@ HELP = """commands:
   h        hint from the greedy agent
   ?        this help
   q        quit"""
-
-
-def cards_as_shown(text: str, ascii: bool) -> str:
-    """``text`` (a message of :func:`~spider_env.core.rules.explain_illegal`, which writes
-    cards as ``card_str(c, ascii=True)``) with every card written as the table shows it:
-    ``card_str(c, ascii)``, i.e. ``2♠``, or ``2S`` in ASCII."""
-    if ascii:
-        return text
-    return _RULES_CARD.sub(lambda m: card_str(_RULES_CARD_IDS[m.group()], ascii=False), text)
 
 
 class TerminalGame:
@@ -98,7 +83,7 @@ class TerminalGame:
 
     def _why(self, state: State, a: int) -> str:
         """Why action ``a`` is illegal, with cards written as on the table."""
-        return cards_as_shown(explain_illegal(state, a), self.ascii)
+        return explain_illegal(state, a, ascii=self.ascii)
 
     # --- input ----------------------------------------------------------------------------
     def column(self, token: str) -> int:
@@ -296,4 +281,4 @@ class TerminalGame:
         )
 
 
-__all__ = ["HELP", "TerminalGame", "cards_as_shown"]
+__all__ = ["HELP", "TerminalGame"]

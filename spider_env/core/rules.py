@@ -281,8 +281,9 @@ def _discard(
     return (comp[0], comp[1], comp[2], comp[3]), rev
 
 
-def explain_illegal(state: State, action: int | Action) -> str:
-    """Why ``action`` is not legal in ``state``, in words (for error messages only).
+def explain_illegal(state: State, action: int | Action, *, ascii: bool = True) -> str:
+    """Why ``action`` is not legal in ``state``, in words (for error messages only); cards are
+    written ``card_str(c, ascii=ascii)``: ``TS`` (the default), or ``10♠`` as the board shows.
 
     Legality itself is decided by :func:`legal_actions` alone; this only describes a refusal.
     """
@@ -304,10 +305,11 @@ def explain_illegal(state: State, action: int | Action) -> str:
         dcol = state.cols[m.dst]
         if not dcol:
             if v.empty_accepts == "king":
-                return f"only a King may go to an empty column, not {card_str(top)}"
+                return f"only a King may go to an empty column, not {card_str(top, ascii=ascii)}"
             return "not legal in this position"
         need = "one rank higher" if v.build == "any-suit" else "one rank higher, same suit"
-        return f"{card_str(top)} cannot go on {card_str(dcol[-1])} (needs a card {need})"
+        card, onto = card_str(top, ascii=ascii), card_str(dcol[-1], ascii=ascii)
+        return f"{card} cannot go on {onto} (needs a card {need})"
     if m.kind == DEAL:
         if not state.stock_cards:
             return "the stock is empty"
