@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import pytest
 from spider_env.agents import GreedyAgent, RandomAgent
 
 import spider_env
+from spider_env.apps.episodes import record_episode
 from spider_env.apps.evaluation import (
     MAX_DEALS,
     EvaluationResult,
@@ -32,7 +34,10 @@ from spider_env.apps.evaluation import (
     runner,
     wilson_interval,
 )
+from spider_env.apps.evaluation.deals import deal_list
 from spider_env.apps.evaluation.episode import agent_seed
+from spider_env.core.deals import DEAL_NUMBERS, generate_deal
+from spider_env.core.variants import classic
 
 
 # --- statistics ----------------------------------------------------------------------------------
@@ -294,6 +299,24 @@ def test_bad_deals_are_refused_naming_the_value(deals: Any, error: type, match: 
 def test_deals_may_be_numpy_integers_up_to_2_to_the_64() -> None:
     res = evaluate("random", np.array([2**64 - 1, 3], dtype=np.uint64), suits=1, max_steps=5)
     assert res.deals == [2**64 - 1, 3] and all(type(d) is int for d in res.deals)
+
+
+def test_every_deal_number_check_uses_the_core_bound() -> None:
+    last = DEAL_NUMBERS - 1
+    assert DEAL_NUMBERS == 2**64
+    assert generate_deal(classic(1), last).deal_number == last
+    assert parse_deals(str(last)) == [last] and deal_list([last]) == [last]
+    assert deal_list(range(last, DEAL_NUMBERS)) == [last]
+    checks: list[Callable[[], object]] = [
+        lambda: generate_deal(classic(1), DEAL_NUMBERS),
+        lambda: parse_deals(str(DEAL_NUMBERS)),
+        lambda: deal_list([DEAL_NUMBERS]),
+        lambda: deal_list(range(last, DEAL_NUMBERS + 1)),
+        lambda: record_episode("random", "spider-1suit", DEAL_NUMBERS),
+    ]
+    for check in checks:
+        with pytest.raises(ValueError, match=r"2\*\*64|out of range|too large"):
+            check()
 
 
 def test_max_steps_none_plays_and_reports_the_envs_default_limit() -> None:

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from spider_env.apps.episodes import DEAL_LIMIT
+from spider_env.core.deals import DEAL_NUMBERS
 
 PROG = "spider-env"
 
@@ -59,7 +59,7 @@ def _int_in(low: int, high: int | None = None, what: str = "") -> Callable[[str]
 
 _positive_int = _int_in(1)
 _non_negative_int = _int_in(0)
-_deal_number = _int_in(0, DEAL_LIMIT, "a deal number 0 .. 2**64-1 (18446744073709551615)")
+_deal_number = _int_in(0, DEAL_NUMBERS, "a deal number 0 .. 2**64-1 (18446744073709551615)")
 
 
 def _delay(text: str) -> float:

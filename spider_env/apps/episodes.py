@@ -33,13 +33,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from spider_env.core.deals import DEAL_NUMBERS
 from spider_env.core.variants import Variant, get_variant, parse_options
 
 # Cursor home + clear screen: frames are redrawn in place on a terminal.
 CLEAR_SCREEN = "\x1b[H\x1b[2J"
 FORMAT = "spider-env episode"
 VERSION = 1
-DEAL_LIMIT = 2**64  # deal numbers are 0 .. 2**64-1
 # How an episode ended, as ``outcome["result"]``.
 RESULTS = ("won", "lost", "step limit", "quit")
 
@@ -205,7 +205,7 @@ class Episode:
         if deal is None:
             if not isinstance(deal_text, str):
                 raise EpisodeError(f"{name}, line {n}: needs an int 'deal' or a 'deal_text'")
-        elif isinstance(deal, bool) or not isinstance(deal, int) or not 0 <= deal < DEAL_LIMIT:
+        elif isinstance(deal, bool) or not isinstance(deal, int) or not 0 <= deal < DEAL_NUMBERS:
             raise EpisodeError(
                 f"{name}, line {n}: 'deal' must be an int in 0 .. 2**64-1, got {deal!r}"
             )
@@ -398,7 +398,7 @@ def record_episode(
     from spider_env.apps.evaluation import make_env, play_episode
 
     v = get_variant(variant)
-    if isinstance(deal, bool) or not isinstance(deal, int) or not 0 <= deal < DEAL_LIMIT:
+    if isinstance(deal, bool) or not isinstance(deal, int) or not 0 <= deal < DEAL_NUMBERS:
         raise ValueError(f"deal must be an int in 0 .. 2**64-1, got {deal!r}")
     options = _options(v)
     player = resolve_agent(agent, v, deterministic)
@@ -484,7 +484,6 @@ def play_frames(
 
 __all__ = [
     "CLEAR_SCREEN",
-    "DEAL_LIMIT",
     "RESULTS",
     "Episode",
     "EpisodeError",

@@ -1,7 +1,8 @@
 """The deal generator (the only source of randomness) and the deal text form.
 
-Deal number ``N`` (an int in ``[0, 2**64)``) of a variant is made the same way on every platform
-and Python/NumPy version, using only integer arithmetic written here:
+Deal number ``N`` (an int in ``[0, DEAL_NUMBERS)``, :data:`DEAL_NUMBERS` ``= 2**64``) of a
+variant is made the same way on every platform and Python/NumPy version, using only integer
+arithmetic written here:
 
 1. PRNG: SplitMix64 seeded with ``N`` (Steele, Lea & Flood 2014; the generator used to seed
    xoshiro). Each draw: ``x += 0x9E3779B97F4A7C15``; ``z = x``;
@@ -39,6 +40,9 @@ from spider_env.core.cards import N_RANKS, card_str, parse_card
 from spider_env.core.variants import Variant, get_variant
 
 _MASK64 = (1 << 64) - 1
+#: How many deal numbers there are: every game has deals ``0 .. DEAL_NUMBERS - 1`` (the
+#: seeds of the 64-bit generator). The one definition of the bound; apps import it.
+DEAL_NUMBERS = 2**64
 
 
 class SplitMix64:
@@ -129,7 +133,7 @@ def shuffled_deck(variant: Variant, deal_number: int) -> list[int]:
     """The deck after the documented Fisher-Yates shuffle seeded with ``deal_number``."""
     if isinstance(deal_number, bool) or not isinstance(deal_number, int):
         raise TypeError(f"deal number must be an int, got {type(deal_number).__name__}")
-    if not 0 <= deal_number <= _MASK64:
+    if not 0 <= deal_number < DEAL_NUMBERS:
         raise ValueError(f"deal number must be in [0, 2**64), got {deal_number}")
     cards = deck(variant)
     rng = SplitMix64(deal_number)

@@ -1,9 +1,10 @@
 """Which deals an evaluation plays: range texts (``"0:1000"``) and lists of deal numbers,
 checked before anything is allocated.
 
-Deal numbers are ``0 .. 2**64-1`` (:data:`MAX_DEAL`); one evaluation plays at most
-:data:`MAX_DEALS` deals (a million: days of play for the fastest agents, and the per-deal
-records still fit in memory), so ``--deals 0:100000000000`` is refused, not materialised.
+Deal numbers are ``0 .. 2**64-1`` (below :data:`spider_env.core.deals.DEAL_NUMBERS`); one
+evaluation plays at most :data:`MAX_DEALS` deals (a million: days of play for the fastest
+agents, and the per-deal records still fit in memory), so ``--deals 0:100000000000`` is
+refused, not materialised.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-MAX_DEAL = 2**64 - 1
+from spider_env.core.deals import DEAL_NUMBERS
+
+MAX_DEAL = DEAL_NUMBERS - 1  # the largest deal number (kept for apps.evaluation.__init__)
 MAX_DEALS = 1_000_000
 DEALS_HINT = "deals are given like range(100), [3, 7] or a text like '0:1000', '7', '1,5,10:20'"
 
@@ -29,7 +32,7 @@ def _range_length(r: range) -> int:
     try:
         return len(r)
     except OverflowError:  # more than sys.maxsize items
-        return MAX_DEAL + 1
+        return DEAL_NUMBERS
 
 
 def parse_deals(text: str) -> list[int]:
@@ -69,7 +72,7 @@ def parse_deals(text: str) -> list[int]:
             )
         ranges.append(range(start, stop, step))
     for r in ranges:
-        if r[-1] > MAX_DEAL:
+        if r[-1] >= DEAL_NUMBERS:
             raise ValueError(f"deal number {r[-1]} is too large (deals are 0 .. 2**64-1)")
     count = sum(_range_length(r) for r in ranges)
     if count > MAX_DEALS:
@@ -84,7 +87,7 @@ def _check_number(d: object) -> int:
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
         raise TypeError(f"deal {d!r} is not an int deal number ({DEALS_HINT})")
     n = int(d)
-    if not 0 <= n <= MAX_DEAL:
+    if not 0 <= n < DEAL_NUMBERS:
         raise ValueError(f"deal number {n} is out of range (deals are 0 .. 2**64-1)")
     return n
 
@@ -97,7 +100,7 @@ def deal_list(deals: Iterable[int] | str) -> list[int]:
     if isinstance(deals, range):
         n = _range_length(deals)
         if n > MAX_DEALS:
-            raise _too_many(f"{n:,}" if n <= MAX_DEAL else "more than 2**64", f"{deals!r}")
+            raise _too_many(f"{n:,}" if n < DEAL_NUMBERS else "more than 2**64", f"{deals!r}")
         if n:
             _check_number(min(deals[0], deals[-1]))
             _check_number(max(deals[0], deals[-1]))
