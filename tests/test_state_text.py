@@ -10,6 +10,7 @@ import pytest
 from conftest import mv, position, random_play, run
 
 import spider_env as se
+from spider_env.core.actions import undo_id
 from spider_env.core.rules import apply, legal_actions
 from spider_env.core.state import TEXT_HEADER, State, run_length
 
@@ -357,16 +358,19 @@ def test_pickle_roundtrip(name: str) -> None:
         assert copy.deepcopy(s) == s and copy.copy(s) == s
 
 
-def test_pickle_with_undo_history() -> None:
+def test_pickle_keeps_the_undo_history() -> None:
     v = se.classic(1).with_options(undo=True)
+    undo = undo_id(v)
     s = State.from_deal(se.generate_deal(v, 0))
-    rng = random.Random(2)
-    last = s
-    for _b, _a, after in random_play(s, rng, 50):
-        last = after
+    with_history = 0
+    for _b, _a, after in random_play(s, random.Random(2), 50):
         t = pickle.loads(pickle.dumps(after))
-        assert t == after
-    assert last.variant.undo
+        assert t == after and (t.prev is None) == (after.prev is None)
+        if after.prev is not None and t.prev is not None:
+            with_history += 1  # the history's positions survive (its counters are the top's)
+            assert t.prev.key() == after.prev.key() and undo in legal_actions(t)
+            assert apply(t, undo) == apply(after, undo)
+    assert with_history >= 10, with_history
 
 
 @pytest.mark.parametrize("digit", ["²", "١", "+1", "1.0", " "])
