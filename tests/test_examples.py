@@ -7,9 +7,9 @@ through the ``spider-env evaluate`` command line.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import spider_env
+from spider_env.env import SpiderEnv
 from spider_env.observation import FeatureEncoder
 from spider_env.wrappers import DealRange
 
@@ -41,6 +42,41 @@ TINY = [
     "--eval-envs", "2",
     "--checkpoint-freq", "128",
 ]  # fmt: skip
+
+
+# Every test here runs with SpiderEnv.state and ._state refusing to be read from the examples'
+# code: the examples must play from the observation, the action mask and info alone.
+STATE_READS: list[str] = []
+_FORWARDING = frozenset({"__getattr__", "get_wrapper_attr", "has_wrapper_attr"})
+
+
+def _example_reader() -> str | None:
+    """``file:line`` of the code reading the attribute (past attribute-forwarding wrappers) when
+    that code is in the examples folder, else ``None``."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_name in _FORWARDING:
+        frame = frame.f_back
+    if frame is None or not Path(frame.f_code.co_filename).is_relative_to(EXAMPLES):
+        return None
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def examples_never_read_the_state() -> Iterator[None]:
+    read = object.__getattribute__
+
+    def guarded(self: SpiderEnv, name: str) -> Any:
+        if name in ("state", "_state"):
+            where = _example_reader()
+            if where is not None:
+                STATE_READS.append(where)
+                raise AssertionError(f"{where} reads SpiderEnv.{name} (hidden cards)")
+        return read(self, name)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(SpiderEnv, "__getattribute__", guarded)
+        yield
+    assert not STATE_READS, STATE_READS  # even reads whose error an example swallowed
 
 
 def _spider_env_cli() -> list[str]:
@@ -289,11 +325,17 @@ def test_sb3_callback_sets_the_stage_of_every_training_env() -> None:
     assert venv.get_attr("stage") == [2, 2]
 
 
-def test_examples_do_not_import_private_env_internals() -> None:
-    for path in EXAMPLES.glob("*.py"):
-        text = path.read_text()
-        assert "._state" not in text and "env.state" not in text, path
-    assert os.access(EXAMPLES / "train_maskable_ppo.py", os.R_OK)
+def test_the_state_guard_catches_reads_from_example_code() -> None:
+    env = gym.make("Spider-v0", suits=1)
+    env.reset(seed=0)
+    assert env.get_wrapper_attr("state") is env.unwrapped.state  # reads from tests are allowed
+    probe = str(EXAMPLES / "probe.py")  # code that says it is an example file
+    reads = ("env.state", "env.unwrapped.state", "env.unwrapped._state")
+    for src in (*reads, "env.get_wrapper_attr('state')", "getattr(env.unwrapped, '_state')"):
+        with pytest.raises(AssertionError, match="reads SpiderEnv"):
+            eval(compile(src, probe, "eval"), {"env": env})
+    assert len(STATE_READS) == 5 and all(where.startswith(probe) for where in STATE_READS)
+    STATE_READS.clear()
 
 
 def test_evaluate_trained_model_plays_every_deal_once(maskable_run: Path, tmp_path: Path) -> None:
