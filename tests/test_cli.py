@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from typing import Any
@@ -41,13 +42,15 @@ def test_evaluate_prints_the_table_and_writes_files(capsys: Any, tmp_path: Any) 
 
 
 def test_evaluate_variant_and_progress_line(capsys: Any) -> None:
-    code, out, err = run_cli(
-        capsys, "evaluate", "--agent", "greedy", "--variant", "simple-simon", "--deals", "4",
-        "--max-steps", "100",
-    )  # fmt: skip
+    args = ["evaluate", "--agent", "greedy", "--variant", "simple-simon", "--deals", "4:6"]
+    code, out, err = run_cli(capsys, *args, "--max-steps", "100")
     assert code == 0
-    assert "simple-simon" in out and "1 deals" in out
-    assert "4" in err or "deal" in err  # progress output goes to stderr
+    assert out.startswith("simple-simon: 2 deals (4:6), max 100 steps") and "2/2" not in out
+    # the progress goes to stderr, redrawn with \r: a tqdm bar, or a plain line without tqdm
+    last = err.split("\r")[-1].strip()
+    assert re.fullmatch(r"simple-simon: (100%\|.*\| 2/2 \[.*\]|2/2 deals)", last), err
+    code, _out, err = run_cli(capsys, *args, "--max-steps", "100", "--no-progress")
+    assert code == 0 and err == ""
 
 
 @pytest.mark.parametrize(
