@@ -730,7 +730,16 @@ def test_made_env_exposes_spider_methods():
         _ = env.not_a_spider_method
 
 
-def test_register_variant_env():
+@pytest.fixture
+def forget_test_ids():
+    """Unregister the ids a test registers, so other tests see only the package's ids."""
+    yield
+    for env_id in ("SpiderTestRelaxed-v0", "SpiderTestNope-v0"):
+        ENV_IDS.pop(env_id, None)
+        gym.registry.pop(env_id, None)
+
+
+def test_register_variant_env(forget_test_ids):
     from spider_env.registration import register_variant_env
 
     register_variant_env("SpiderTestRelaxed-v0", "spider-relaxed-2suit", max_episode_steps=50)
