@@ -84,9 +84,16 @@ def slots_for_flat_width(variant: Variant, width: int) -> int:
     return slots_for_feature_width(variant, cols)
 
 
+MAX_FEATURE_SLOTS = 104  # no column ever shows more face-up cards than the largest deck has
+
+
 def _check_slots(slots: object) -> int:
-    if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)) or slots < 0:
-        raise ValueError(f"feature_slots must be an int >= 0, got {slots!r}")
+    if (
+        isinstance(slots, bool)
+        or not isinstance(slots, (int, np.integer))
+        or not 0 <= slots <= MAX_FEATURE_SLOTS
+    ):
+        raise ValueError(f"feature_slots must be an int in 0..{MAX_FEATURE_SLOTS}, got {slots!r}")
     return int(slots)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 import warnings
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -27,6 +28,7 @@ from spider_env.observation import (
     slots_for_flat_width,
 )
 from spider_env.registration import ENV_IDS
+from spider_env.rewards import RunsReward, ShapedReward
 from spider_env.wrappers import FeatureObservation, mask_fn
 
 ALL_VARIANTS = sorted(se.VARIANTS)
@@ -799,3 +801,24 @@ def test_unregistered_variant_is_refused_by_the_env():
     v = se.Variant(name="test-unregistered", suits=1)
     with pytest.raises(ValueError, match="not registered"):
         SpiderEnv(variant=v)
+
+
+@pytest.mark.parametrize("slots", [-1, 105, 10**9, 2.0, True, "6"])
+def test_feature_slots_out_of_range_is_refused_before_allocating(slots: object) -> None:
+    with pytest.raises(ValueError, match=r"feature_slots must be an int in 0\.\.104"):
+        SpiderEnv(obs_mode="flat", feature_slots=slots)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: RunsReward(win_bonus=float("nan")), "win_bonus must be a finite number"),
+        (lambda: ShapedReward(step_cost=float("inf")), "step_cost must be a finite number"),
+        (lambda: ShapedReward(reveal=10**400), "reveal must be a finite number"),
+        (lambda: ShapedReward(run="1"), "run must be a number"),  # type: ignore[arg-type]
+        (lambda: RunsReward(win_bonus=True), "win_bonus must be a number"),
+    ],
+)
+def test_reward_parameters_must_be_finite_numbers(make: Any, message: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=message):
+        make()

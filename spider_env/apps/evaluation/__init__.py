@@ -17,7 +17,7 @@ The modules, one concern each: :mod:`.runner` (:func:`evaluate`), :mod:`.deals` 
 (records, summaries, table / JSON / CSV) and :mod:`.stats` (Wilson, McNemar).
 """
 
-from spider_env.apps.evaluation.deals import MAX_DEAL, MAX_DEALS, describe_deals, parse_deals
+from spider_env.apps.evaluation.deals import MAX_DEALS, describe_deals, parse_deals
 from spider_env.apps.evaluation.episode import AgentError, make_env, play_episode
 from spider_env.apps.evaluation.results import (
     AgentSummary,
@@ -32,7 +32,6 @@ from spider_env.apps.evaluation.workers import WorkerError
 from spider_env.core.variants import resolve_variant  # for callers that import it from here
 
 __all__ = [
-    "MAX_DEAL",
     "MAX_DEALS",
     "AgentError",
     "AgentSummary",

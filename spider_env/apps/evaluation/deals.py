@@ -16,7 +16,6 @@ import numpy as np
 
 from spider_env.core.deals import DEAL_NUMBERS
 
-MAX_DEAL = DEAL_NUMBERS - 1  # the largest deal number (kept for apps.evaluation.__init__)
 MAX_DEALS = 1_000_000
 DEALS_HINT = "deals are given like range(100), [3, 7] or a text like '0:1000', '7', '1,5,10:20'"
 
@@ -129,4 +128,4 @@ def describe_deals(deals: Sequence[int]) -> str:
     return shown + (",..." if len(deals) > 8 else "")
 
 
-__all__ = ["MAX_DEAL", "MAX_DEALS", "deal_list", "describe_deals", "parse_deals"]
+__all__ = ["MAX_DEALS", "deal_list", "describe_deals", "parse_deals"]
