@@ -33,8 +33,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from spider_env.apps.evaluation import make_env, play_episode
+from spider_env.apps.evaluation.players import agent_names, build_agent, check_deterministic
+from spider_env.core.actions import describe
 from spider_env.core.deals import DEAL_NUMBERS
-from spider_env.core.variants import Variant, get_variant, parse_options
+from spider_env.core.variants import VARIANTS, Variant, get_variant, parse_options
+from spider_env.env import SpiderEnv
 
 # Cursor home + clear screen: frames are redrawn in place on a terminal.
 CLEAR_SCREEN = "\x1b[H\x1b[2J"
@@ -124,8 +128,6 @@ class Episode:
 
     # --- file form -------------------------------------------------------------------------
     def to_lines(self, describe_moves: bool = True) -> list[str]:
-        from spider_env.core.actions import describe
-
         v = self.get_variant()
         head: dict[str, Any] = {
             "format": FORMAT,
@@ -167,8 +169,6 @@ class Episode:
     @classmethod
     def from_text(cls, text: str, name: str = "<episode>") -> Episode:
         """Parse an episode's text; :class:`EpisodeError` naming the line if anything is wrong."""
-        from spider_env.core.actions import describe
-
         lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines()) if ln.strip()]
         if not lines:
             raise EpisodeError(f"{name}: empty file, not a spider-env episode")
@@ -281,8 +281,6 @@ def _check_outcome(outcome: Any, where: str) -> dict[str, Any]:
 
 def make_replay_env(ep: Episode, ascii: bool = False, color: bool = False) -> Any:
     """The env an episode is replayed in (:class:`EpisodeError` if it cannot be built)."""
-    from spider_env.env import SpiderEnv
-
     try:
         return SpiderEnv(
             variant=ep.get_variant(),
@@ -333,50 +331,6 @@ def replay_frames(ep: Episode, ascii: bool = False, color: bool = False) -> Iter
         raise EpisodeError(f"outcome says {result!r}, but after step {len(ep.actions) - 1} {what}")
 
 
-def resolve_agent(agent: Any, variant: Variant, deterministic: bool | None = None) -> Any:
-    """The agent meant by ``agent``, as :func:`spider_env.apps.evaluation.evaluate` takes it:
-    a name (``"random"``, ``"greedy"``, ``"lookahead"``) or a model path, built with
-    :func:`spider_env.agents.make_agent`, or an object with ``act()`` (used as given).
-
-    ``deterministic`` is for a trained model given as a path: ``True`` plays the most likely
-    action, ``False`` samples, ``None`` follows the model's sidecar (sampled without one).
-    Raises ``ValueError`` (unknown name, not a model, ``deterministic`` for anything but a
-    model path), ``FileNotFoundError`` (missing model) or ``TypeError`` (not an agent).
-    """
-    if isinstance(agent, str):
-        from spider_env.agents import make_agent
-
-        built = make_agent(agent, variant, deterministic=deterministic)
-        if deterministic is not None and not _is_model(built):
-            raise ValueError(
-                f"deterministic applies to trained models (PATH.zip), not to agent {agent!r}"
-            )
-        return built
-    if not callable(getattr(agent, "act", None)):
-        raise TypeError(
-            f"an agent must be a name, a model path or an object with act(); got {agent!r}"
-        )
-    if deterministic is not None:
-        raise ValueError(
-            "deterministic applies to trained models given as a path; an agent object plays "
-            "as it was made"
-        )
-    return agent
-
-
-def _is_model(agent: Any) -> bool:
-    """Whether ``agent`` is a trained model (it has a most-likely / sampled switch)."""
-    return isinstance(getattr(agent, "deterministic", None), bool)
-
-
-def agent_label(spec: Any, agent: Any) -> str:
-    """The name an episode records: a baseline's name as given, else the agent's ``name`` (a
-    model's says whether it samples: ``"model.zip (sampled)"``)."""
-    if isinstance(spec, str) and not _is_model(agent):
-        return spec
-    return str(getattr(agent, "name", type(agent).__name__))
-
-
 def record_episode(
     agent: Any,
     variant: Variant | str,
@@ -393,16 +347,16 @@ def record_episode(
 
     ``agent`` is what ``evaluate`` takes: a name (``"greedy"``), a model path (``"m.zip"``)
     or an agent object; ``deterministic`` chooses how a trained model picks its actions (see
-    :func:`resolve_agent`). The episode records ``deal`` itself (not the env's ``info``).
+    :func:`spider_env.apps.evaluation.players.build_agent`). The episode records ``deal``
+    itself (not the env's ``info``).
     """
-    from spider_env.apps.evaluation import make_env, play_episode
-
     v = get_variant(variant)
     if isinstance(deal, bool) or not isinstance(deal, int) or not 0 <= deal < DEAL_NUMBERS:
         raise ValueError(f"deal must be an int in 0 .. 2**64-1, got {deal!r}")
     options = _options(v)
-    player = resolve_agent(agent, v, deterministic)
-    name = agent_name or agent_label(agent, player)
+    check_deterministic([agent], deterministic)
+    player = build_agent(agent, v, deterministic)
+    name = agent_name or agent_names([agent], [player])[0]
     env = make_env(v, max_steps, reward_mode=reward_mode)
     try:
         rec, actions, rewards = play_episode(env, player, deal, seed, name)
@@ -431,8 +385,6 @@ def record_episode(
 
 
 def _options(v: Variant) -> str:
-    from spider_env.core.variants import VARIANTS
-
     if v.name not in VARIANTS:
         raise ValueError(f"variant {v.name!r} is not registered: its episodes cannot be saved")
     return v.options_text()
@@ -487,7 +439,6 @@ __all__ = [
     "RESULTS",
     "Episode",
     "EpisodeError",
-    "agent_label",
     "episode_outcome",
     "make_replay_env",
     "outcome_result",
@@ -495,5 +446,4 @@ __all__ = [
     "record_episode",
     "redraws_in_place",
     "replay_frames",
-    "resolve_agent",
 ]

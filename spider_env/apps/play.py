@@ -24,11 +24,13 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from spider_env.agents.greedy import GreedyAgent
 from spider_env.apps.episodes import CLEAR_SCREEN, Episode, episode_outcome, redraws_in_place
 from spider_env.core.actions import DEAL, DISCARD, MOVE, UNDO, Action, describe, encode
 from spider_env.core.rules import explain_illegal
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant
+from spider_env.env import SpiderEnv
 
 HELP = """commands:
   S D      move from column S onto column D (as many cards as can go)
@@ -52,8 +54,6 @@ class TerminalGame:
         color: bool = False,
         seed: int | None = None,
     ) -> None:
-        from spider_env.env import SpiderEnv
-
         self.env = SpiderEnv(
             variant=variant,
             undo=True,
@@ -188,8 +188,6 @@ class TerminalGame:
 
     # --- actions ----------------------------------------------------------------------------
     def hint(self) -> str:
-        from spider_env.agents.greedy import GreedyAgent
-
         if self._hinter is None:
             self._hinter = GreedyAgent(self.variant, seed=0)
         a = self._hinter.act(self.obs, self.env.action_masks(), self.info)

@@ -19,11 +19,25 @@ def is_model_spec(spec: Any) -> bool:
     return isinstance(spec, str) and spec.lower() not in _BASELINES
 
 
+def check_deterministic(specs: Sequence[Any], deterministic: object) -> None:
+    """``deterministic`` (how trained models choose) must be None, or a bool when some agent
+    is given as a model path; anything else is a clear ``TypeError`` / ``ValueError``."""
+    if deterministic is None:
+        return
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be True, False or None, got {deterministic!r}")
+    if not any(is_model_spec(s) for s in specs):
+        raise ValueError(
+            "deterministic applies to agents given as model paths (.zip), and none is (only "
+            "trained models given as a path can sample or play their most likely action)"
+        )
+
+
 def build_agent(spec: Any, variant: Variant, deterministic: bool | None = None) -> Any:
     """An agent from a spec (name or model path) or the agent object itself.
 
-    ``deterministic`` is passed to :func:`~spider_env.agents.make_agent` for model paths
-    (``None``: what the model's sidecar says); baselines and objects ignore it.
+    ``deterministic`` is passed to :func:`~spider_env.agents.make_agent` for model paths only
+    (``None``: what the model's sidecar says); baselines and objects are used as made.
     """
     if isinstance(spec, str):
         if deterministic is not None and is_model_spec(spec):
@@ -52,16 +66,13 @@ def model_mode(agent: Any) -> bool | None:
 
 def agent_names(specs: Sequence[Any], agents: Sequence[Any]) -> list[str]:
     """Display names: the baseline's name, the model agent's ``name`` (which says whether it
-    samples), or the object's ``name``; repeats get ``#2``, ``#3``."""
+    samples: ``"model.zip (sampled)"``), or the object's ``name``; repeats get ``#2``, ``#3``."""
     names: list[str] = []
     for spec, agent in zip(specs, agents):
         if isinstance(spec, str) and not is_model_spec(spec):
             base = spec
         else:
             base = str(getattr(agent, "name", type(agent).__name__))
-            mode = model_mode(agent)
-            if isinstance(spec, str) and mode is not None and base == spec:
-                base += " (most likely)" if mode else " (sampled)"
         name, k = base, 2
         while name in names:
             name, k = f"{base}#{k}", k + 1
@@ -69,4 +80,4 @@ def agent_names(specs: Sequence[Any], agents: Sequence[Any]) -> list[str]:
     return names
 
 
-__all__ = ["agent_names", "build_agent", "is_model_spec", "model_mode"]
+__all__ = ["agent_names", "build_agent", "check_deterministic", "is_model_spec", "model_mode"]

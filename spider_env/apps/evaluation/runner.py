@@ -9,7 +9,12 @@ from typing import Any
 
 from spider_env.apps.evaluation.deals import deal_list
 from spider_env.apps.evaluation.episode import make_env, play_episode, step_limit
-from spider_env.apps.evaluation.players import agent_names, build_agent, is_model_spec, model_mode
+from spider_env.apps.evaluation.players import (
+    agent_names,
+    build_agent,
+    check_deterministic,
+    model_mode,
+)
 from spider_env.apps.evaluation.progress import Progress
 from spider_env.apps.evaluation.results import DealRecord, EvaluationResult, compare, summarise
 from spider_env.apps.evaluation.workers import make_chunks, play_in_workers, usable_jobs
@@ -71,13 +76,7 @@ def evaluate(
     limit = step_limit(max_steps)
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise ValueError(f"alpha must be a number between 0 and 1, got {alpha!r}")
-    if deterministic is not None:
-        if not isinstance(deterministic, bool):
-            raise TypeError(f"deterministic must be True, False or None, got {deterministic!r}")
-        if not any(is_model_spec(s) for s in specs):
-            raise ValueError(
-                "deterministic applies to agents given as model paths (.zip), and none is"
-            )
+    check_deterministic(specs, deterministic)
     env_kwargs = dict(env_kwargs or {})
     # Fail early (unknown names, missing model files) before starting any process.
     built = [build_agent(s, v, deterministic) for s in specs]
