@@ -1,12 +1,15 @@
-"""The import graph follows the layers: core <- env layer <- agents <- apps.
+"""The import graph follows the layers: core <- fast <- env layer <- agents <- apps.
 
 Built from the AST of every module, so imports at any depth count (inside functions, under
 ``if TYPE_CHECKING``, in ``try`` blocks), and so do ``importlib.import_module("...")`` and
 ``__import__("...")`` calls with a literal name and ``"spider_env.x:Name"`` entry-point strings:
 
 * ``spider_env/core/*`` imports only the standard library and ``spider_env.core``;
+* ``spider_env/fast/*`` (the compiled core) imports the standard library, core, itself, numpy
+  and numba;
 * the env layer (``spider_env/__init__.py``, env, observation, rewards, render, wrappers,
-  registration) imports the standard library, core, the env layer, numpy and gymnasium,
+  registration, vector, sb3) imports the standard library, core, fast, the env layer, numpy and
+  gymnasium (and ``spider_env.sb3``, the Stable-Baselines3 adapter, stable_baselines3),
   never ``spider_env.apps`` or ``spider_env.agents``, except the
   one lazy ``__getattr__`` of ``spider_env/__init__.py`` that loads
   ``spider_env.apps.evaluation.evaluate`` on first use;
@@ -39,11 +42,16 @@ ENV_LAYER = frozenset(
         "spider_env.render",
         "spider_env.wrappers",
         "spider_env.registration",
+        "spider_env.vector",
+        "spider_env.sb3",
     }
 )
 # Third-party top-level names each layer may import (the standard library is always allowed
 # except in core, which gets nothing else).
 ENV_THIRD_PARTY = frozenset({"numpy", "gymnasium"})
+FAST_THIRD_PARTY = frozenset({"numpy", "numba"})
+# The env layer's one adapter to an optional library (the `train` extra), imported only there.
+ENV_ADAPTERS = {"spider_env.sb3": frozenset({"stable_baselines3"})}
 AGENTS_THIRD_PARTY = frozenset({"numpy", "stable_baselines3", "sb3_contrib", "torch"})
 # The one documented edge from the env layer up to apps: `spider_env.evaluate`, loaded lazily.
 LAZY_EVALUATE = ("spider_env", "__getattr__", "spider_env.apps.evaluation", "evaluate")
@@ -68,8 +76,8 @@ class Edge:
 
 
 def layer_of(module: str) -> str | None:
-    """``core``, ``env``, ``agents``, ``apps`` or None for a module of no layer."""
-    for layer in ("core", "agents", "apps"):
+    """``core``, ``fast``, ``env``, ``agents``, ``apps`` or None for a module of no layer."""
+    for layer in ("core", "fast", "agents", "apps"):
         prefix = f"spider_env.{layer}"
         if module == prefix or module.startswith(prefix + "."):
             return layer
@@ -168,17 +176,25 @@ def forbidden(edge: Edge) -> str | None:
         return "core imports only the standard library and spider_env.core"
     if top in STDLIB:
         return None
+    if source_layer == "fast":
+        if target_layer in ("core", "fast"):
+            return None
+        if top != "spider_env" and top in FAST_THIRD_PARTY:
+            return None
+        return "the compiled core imports only core, itself, numpy and numba"
     if source_layer == "env":
-        if target_layer in ("core", "env"):
+        if target_layer in ("core", "fast", "env"):
             return None
         lazy = (edge.source, edge.function, edge.target, edge.names)
         if lazy == (*LAZY_EVALUATE[:3], (LAZY_EVALUATE[3],)):
             return None
         if top != "spider_env" and top in ENV_THIRD_PARTY:
             return None
-        return "the env layer imports only core, the env layer, numpy and gymnasium"
+        if top in ENV_ADAPTERS.get(edge.source, ()):
+            return None
+        return "the env layer imports only core, fast, the env layer, numpy and gymnasium"
     # source_layer == "agents"
-    if target_layer in ("core", "env", "agents"):
+    if target_layer in ("core", "fast", "env", "agents"):
         return None
     if top != "spider_env" and top in AGENTS_THIRD_PARTY:
         return None
