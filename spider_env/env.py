@@ -26,18 +26,53 @@ from spider_env.core.rules import (
 )
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant, resolve_variant
+from spider_env.fast import available as fast_available
+from spider_env.fast import load_kernel, refusal, warn_unavailable
+from spider_env.fast.layout import P_SIZE, from_array, params, to_array
 from spider_env.observation import (
     DEFAULT_FEATURE_SLOTS,
     FeatureEncoder,
     TableEncoder,
+    feature_width,
+    globals_width,
     observation_space,
 )
 from spider_env.render import render_text
-from spider_env.rewards import RewardFn, get_reward_fn
+from spider_env.rewards import RewardFn, get_reward_fn, kernel_reward
 
 DEFAULT_MAX_EPISODE_STEPS = 1000
 ILLEGAL_ACTION_POLICIES = ("penalize", "terminate", "raise")
+BACKENDS = ("auto", "compiled", "pure")
 DEAL_NUMBER_RANGE = 2**32  # deals drawn by reset(seed=...) are numbers in [0, 2**32)
+
+_K: Any = None  # the compiled kernel module, loaded by the first compiled env
+
+
+def choose_backend(backend: str, variant: Variant, reward_fn: object) -> str:
+    """``"compiled"`` or ``"pure"``: the engine an env with these arguments runs on.
+
+    ``"auto"`` takes the compiled core where it plays the variant (no undo) and the reward is a
+    built-in one, else the pure engine (with a one-line warning if only numba is missing);
+    ``"compiled"`` is a ``ValueError`` naming the reason where it cannot be used.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "pure":
+        return "pure"
+    why = refusal(variant)
+    if why is None and kernel_reward(reward_fn) is None:
+        why = (
+            f"the reward {reward_fn!r} is not one of the built-in reward classes (custom rewards "
+            "need State objects)"
+        )
+    if why is None:
+        return "compiled"
+    if backend == "compiled":
+        raise ValueError(f"backend='compiled' is not possible: {why}")
+    if not fast_available():
+        warn_unavailable()
+    return "pure"
+
 
 # A reset option turns its value into (starting state, deal name, deal number or -1).
 ResetOption = Callable[[Variant, Any], tuple[State, str, int]]
@@ -312,6 +347,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         render_mode: str | None = None,
         ascii: bool = False,
         color: bool = False,
+        backend: str = "auto",
     ) -> None:
         self.variant = resolve_variant(variant, suits, undo)
         if illegal_action not in ILLEGAL_ACTION_POLICIES:
@@ -368,6 +404,10 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         self._deal_number = -1
         self._last: tuple[int, str | None] | None = None  # (action, why illegal or None)
         self._no_mask = bytes(self.n_actions)
+        self.backend = choose_backend(backend, v, self.reward_fn)
+        self._started = False
+        if self.backend == "compiled":
+            self._init_compiled(feature_slots)
 
     # --- public helpers --------------------------------------------------------------------
     @property
@@ -386,18 +426,24 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     @property
     def state(self) -> State:
         """The engine's full current state (HIDDEN cards included: not for agents)."""
-        if self._state is None:
+        if not self._started:
             raise RuntimeError("the env has no state yet: call reset() first")
+        if self._state is None:  # compiled path: made from the state vector when asked for
+            self._state = from_array(self.variant, self._st)
         return self._state
 
     def action_masks(self) -> np.ndarray:
         """Bool array, True exactly for the legal actions of the current state."""
-        if self._state is None:
+        if not self._started:
             raise RuntimeError("call reset() before action_masks()")
         return self._mask
 
     def legal_actions(self) -> list[int]:
         """The legal action ids of the current state (sorted, a fresh list)."""
+        if self.backend == "compiled":
+            if not self._started:
+                raise RuntimeError("the env has no state yet: call reset() first")
+            return np.flatnonzero(self._mask).tolist()
         return legal_actions(self.state)
 
     def decode_action(self, action: int) -> Action:
@@ -456,7 +502,15 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
+        self._last = None
+        if self.backend == "compiled":
+            out = self._reset_compiled(options)
+            self._started = True
+            if self.render_mode == "human":
+                self.render()
+            return out
         state, self._deal_name, self._deal_number = self._starting_state(options)
+        self._started = True
         self._state = state
         self._last = None
         legal = legal_actions(state)
@@ -474,8 +528,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         return obs, self._info(state, len(legal), False)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        st = self._state
-        if st is None:
+        if not self._started:
             raise RuntimeError("step() called before reset(): call env.reset() first")
         if self._done:
             raise RuntimeError("the episode has ended (terminated): call env.reset() first")
@@ -489,6 +542,9 @@ class SpiderEnv(gym.Env[Any, np.int64]):
                 a = check_action_id(self.variant, action)
             except TypeError as exc:
                 raise TypeError(f"invalid action {action!r}: {exc}") from None
+        if self.backend == "compiled":
+            return self._step_compiled(a)
+        st = self.state
         if self._mask[a]:
             # The mask is legal_actions(st), so skip apply()'s second membership check.
             new = apply_legal(st, a)
@@ -536,6 +592,117 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         return None
 
     # --- internals -------------------------------------------------------------------------
+    def _init_compiled(self, feature_slots: int) -> None:
+        """Buffers of the compiled path: the state vector, legal ids, observation rows."""
+        global _K
+        if _K is None:
+            _K = load_kernel()
+        v = self.variant
+        self._pr = params(v)
+        self._st = np.full(int(self._pr[P_SIZE]), -1, dtype=np.int32)
+        self._ids = np.empty(self.n_actions + 1, dtype=np.int32)
+        self._keys = np.empty(64, dtype=np.int64)
+        mode, weights = kernel_reward(self.reward_fn)  # type: ignore[misc]
+        self._rmode = mode
+        self._rw = np.array((self.illegal_reward, *weights), dtype=np.float64)
+        self._obs_kind = 0 if self.obs_mode == "dict" else 1
+        self._slots = int(feature_slots)
+        self._ctab = np.zeros((v.n_columns, v.max_column_length), dtype=np.int8)
+        self._ccomp = np.zeros(4, dtype=np.int8)
+        self._ctops = np.zeros(len(v.stock), dtype=np.int8)
+        self._cF = v.n_columns * feature_width(v, self._slots) if self._obs_kind else 0
+        width = self._cF + globals_width(v) if self._obs_kind else 1
+        self._cfeat = np.zeros(width, dtype=np.float32)
+        self._cinfo = np.zeros(5, dtype=np.int64)
+
+    def _observe_compiled(self, deals_left: int) -> Any:
+        if self._obs_kind == 0:
+            obs: dict[str, Any] = {
+                "tableau": self._ctab.copy(),
+                "deals_left": np.int64(deals_left),
+                "completed": self._ccomp.copy(),
+            }
+            if self.variant.pile_top_visible:
+                obs["pile_tops"] = self._ctops.copy()
+        elif self.obs_mode == "flat":
+            return self._cfeat.copy()
+        else:
+            F = self._cF
+            obs = {
+                "columns": self._cfeat[:F].reshape(self.variant.n_columns, -1).copy(),
+                "globals": self._cfeat[F:].copy(),
+            }
+        if self.mask_in_obs:
+            obs["action_mask"] = self._mask.astype(np.int8)
+        return obs
+
+    def _info_compiled(self, illegal: bool) -> dict[str, Any]:
+        n_legal, deals, score, moves, runs = self._cinfo.tolist()
+        return {
+            "action_mask": self._mask,
+            "score": score,
+            "moves": moves,
+            "completed_runs": runs,
+            "deals_left": deals,
+            "is_success": runs >= self.variant.runs_to_win,
+            "legal_action_count": n_legal,
+            "illegal_action": illegal,
+            "variant": self._variant_spec,
+        }
+
+    def _reset_compiled(self, options: dict[str, Any] | None) -> tuple[Any, dict[str, Any]]:
+        v = self.variant
+        if options:
+            state, self._deal_name, self._deal_number = self._starting_state(options)
+            to_array(state, out=self._st)
+            self._state = state
+        else:
+            n = int(self.np_random.integers(0, DEAL_NUMBER_RANGE))
+            _K.reset_deal(self._pr, self._st, np.uint64(n))
+            self._deal_name, self._deal_number = f"{v.name}#{n}", n
+            self._state = None
+        mask = np.empty(self.n_actions, dtype=bool)
+        _K.observe_one(
+            self._pr, self._st, mask, self._ids, self._keys, self._obs_kind, self._slots,
+            self._ctab, self._ccomp, self._ctops, self._cfeat, self._cinfo,
+        )  # fmt: skip
+        self._mask = mask
+        self._done = int(self._cinfo[0]) == 0
+        obs = self._observe_compiled(int(self._cinfo[1]))
+        return obs, self._info_compiled(False)
+
+    def _step_compiled(self, a: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self._mask[a]:
+            mask = np.empty(self.n_actions, dtype=bool)
+            reward = _K.step_one(
+                self._pr, self._st, a, mask, self._ids, self._keys, self._rmode, self._rw,
+                self._obs_kind, self._slots, self._ctab, self._ccomp, self._ctops, self._cfeat,
+                self._cinfo,
+            )  # fmt: skip
+            self._mask = mask
+            self._state = None
+            info = self._info_compiled(False)
+            terminated = info["legal_action_count"] == 0
+            self._done = terminated
+            self._last = (a, None)
+            obs = self._observe_compiled(info["deals_left"])
+        else:
+            st = self.state
+            if self.illegal_action == "raise":
+                raise IllegalMoveError(
+                    f"illegal action {a} ({describe(self.variant, a)}): {explain_illegal(st, a)}"
+                )
+            reward = self.illegal_reward
+            terminated = self.illegal_action == "terminate"
+            self._done = terminated
+            self._last = (a, explain_illegal(st, a))
+            self._mask = self._mask.copy()  # each step returns its own arrays
+            obs = self._observe_compiled(st.deals_left)
+            info = self._info_compiled(True)
+        if self.render_mode == "human":
+            self.render()
+        return obs, reward, terminated, False, info
+
     def _starting_state(self, options: dict[str, Any] | None) -> tuple[State, str, int]:
         if options:
             if not isinstance(options, dict):

@@ -129,6 +129,25 @@ def get_reward_fn(mode: str | RewardFn) -> RewardFn:
     raise TypeError(f"reward_mode must be a name or a callable, got {type(mode).__name__}")
 
 
+def kernel_reward(fn: object) -> tuple[int, tuple[float, ...]] | None:
+    """The compiled core's form of a built-in reward function: ``(mode, (w1, w2, w3, w4))``
+    (see :mod:`spider_env.fast.layout`), or ``None`` for anything else (a subclass or a custom
+    callable needs ``State`` objects: envs then run on the pure engine)."""
+    from spider_env.fast.layout import R_RUNS, R_SCORE, R_SHAPED, R_WIN
+
+    kind = type(fn)
+    if kind is ScoreReward:
+        return R_SCORE, (0.0, 0.0, 0.0, 0.0)
+    if kind is RunsReward:
+        return R_RUNS, (fn.win_bonus, 0.0, 0.0, 0.0)  # type: ignore[attr-defined]
+    if kind is ShapedReward:
+        f: ShapedReward = fn  # type: ignore[assignment]
+        return R_SHAPED, (f.run, f.reveal, f.win, f.step_cost)
+    if kind is WinReward:
+        return R_WIN, (0.0, 0.0, 0.0, 0.0)
+    return None
+
+
 __all__ = [
     "REWARD_MODES",
     "RewardFn",
@@ -137,4 +156,5 @@ __all__ = [
     "ShapedReward",
     "WinReward",
     "get_reward_fn",
+    "kernel_reward",
 ]

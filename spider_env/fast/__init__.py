@@ -117,7 +117,7 @@ class FastGame:
     def __init__(self, variant: str | Variant) -> None:
         self.variant = get_variant(variant)
         if not available():
-            raise ImportError(_import_error or "the compiled core needs numba, which is not installed")
+            raise ImportError(_import_error or "the compiled core needs numba (not installed)")
         check_supported(self.variant)
         self._k = load_kernel()
         self.params = params(self.variant)

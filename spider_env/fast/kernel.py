@@ -45,11 +45,11 @@ from spider_env.fast.layout import (
     P_NMOVE,
     P_NOEMPTY,
     P_NP,
+    P_OCOLS,
     P_ODOWN,
     P_OLEN,
     P_OPILE,
     P_ORUN,
-    P_OCOLS,
     P_OSTOCK,
     P_PILES_AT,
     P_PS,
@@ -61,18 +61,18 @@ from spider_env.fast.layout import (
     P_SUITS,
     P_TOPVIS,
     P_TOWIN,
+    R_RUNS,
+    R_SCORE,
+    R_SHAPED,
+    R_WIN,
 )
 
-_JIT = {"cache": True, "nogil": True, "boundscheck": False}
+_jit = njit(cache=True, nogil=True, boundscheck=False)
 N_RANKS = 13
 KING = 12
 
-# Reward modes (spider_env.rewards, built-in classes only): the weights vector w holds
-# (illegal_reward, a, b, c, d) as the mode needs.
-R_SCORE, R_RUNS, R_SHAPED, R_WIN = 0, 1, 2, 3
 
-
-@njit(**_JIT)
+@_jit
 def run_length(pr: np.ndarray, st: np.ndarray, c: int) -> int:
     """``core.state.run_length`` of column ``c``."""
     n = st[pr[P_OLEN] + c]
@@ -92,12 +92,12 @@ def run_length(pr: np.ndarray, st: np.ndarray, c: int) -> int:
     return n - 1 - i
 
 
-@njit(**_JIT)
+@_jit
 def completed_runs(st: np.ndarray) -> int:
     return st[H_COMP] + st[H_COMP + 1] + st[H_COMP + 2] + st[H_COMP + 3]
 
 
-@njit(**_JIT)
+@_jit
 def deals_left(pr: np.ndarray, st: np.ndarray) -> int:
     o = pr[P_OPILE]
     n = 0
@@ -107,7 +107,7 @@ def deals_left(pr: np.ndarray, st: np.ndarray) -> int:
     return n
 
 
-@njit(**_JIT)
+@_jit
 def score(pr: np.ndarray, st: np.ndarray) -> int:
     """``State.score``."""
     runs = completed_runs(st)
@@ -117,7 +117,7 @@ def score(pr: np.ndarray, st: np.ndarray) -> int:
     return 25 * st[H_REVEALS] + 100 * runs + bonus
 
 
-@njit(**_JIT)
+@_jit
 def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray) -> int:
     """Write the legal action ids of ``st`` in increasing order into ``out``; return how many.
 
@@ -155,10 +155,7 @@ def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray)
         ln = st[o_len + src]
         if ln == 0:
             continue
-        if suited:
-            kmax = st[pr[P_ORUN] + src]
-        else:
-            kmax = ln - st[pr[P_ODOWN] + src]
+        kmax = st[pr[P_ORUN] + src] if suited else ln - st[pr[P_ODOWN] + src]
         base = o_cols + src * L + ln
         for k in range(1, kmax + 1):
             moved = st[base - k]
@@ -201,7 +198,7 @@ def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray)
     return n
 
 
-@njit(**_JIT)
+@_jit
 def _discard(pr: np.ndarray, st: np.ndarray, c: int) -> int:
     """Remove the complete run ending column ``c``; return 1 if a card turned face up."""
     o_len = pr[P_OLEN]
@@ -224,7 +221,7 @@ def _discard(pr: np.ndarray, st: np.ndarray, c: int) -> int:
     return rev
 
 
-@njit(**_JIT)
+@_jit
 def apply_action(pr: np.ndarray, st: np.ndarray, a: int) -> int:
     """Play the legal action ``a`` on ``st`` in place (mirrors ``rules.apply_legal``); return the
     bit mask of the columns it changed. An illegal ``a`` gives a meaningless state."""
@@ -284,7 +281,6 @@ def apply_action(pr: np.ndarray, st: np.ndarray, a: int) -> int:
                 _discard(pr, st, src)
         return (1 << src) | (1 << dst)
     if a < n_move + pr[P_NDEAL]:
-        n_piles = pr[P_NP]
         o_pile = pr[P_OPILE]
         if pr[P_CHOOSE] != 0:
             j = a - n_move
@@ -311,15 +307,13 @@ def apply_action(pr: np.ndarray, st: np.ndarray, a: int) -> int:
             for c in range(size):
                 while st[o_run + c] >= N_RANKS:
                     _discard(pr, st, c)
-        if n_piles < 0:  # never: keeps numba's type of n_piles used
-            return 0
         return (1 << size) - 1
     c = a - n_move - pr[P_NDEAL]
     _discard(pr, st, c)
     return 1 << c
 
 
-@njit(**_JIT)
+@_jit
 def _next64(x: np.uint64) -> tuple[np.uint64, np.uint64]:
     x = x + np.uint64(0x9E3779B97F4A7C15)
     z = x
@@ -328,7 +322,7 @@ def _next64(x: np.uint64) -> tuple[np.uint64, np.uint64]:
     return x, z ^ (z >> np.uint64(31))
 
 
-@njit(**_JIT)
+@_jit
 def reset_deal(pr: np.ndarray, st: np.ndarray, deal_number: np.uint64) -> None:
     """Lay out deal ``deal_number`` (``core.deals.generate_deal``: SplitMix64, Fisher-Yates,
     then ``layout_deal``) as the starting state in ``st``."""
@@ -371,7 +365,7 @@ def reset_deal(pr: np.ndarray, st: np.ndarray, deal_number: np.uint64) -> None:
 # --- observations -------------------------------------------------------------------------------
 
 
-@njit(**_JIT)
+@_jit
 def write_table(
     pr: np.ndarray,
     st: np.ndarray,
@@ -410,17 +404,15 @@ def write_table(
     return deals_left(pr, st)
 
 
-@njit(**_JIT)
+@_jit
 def _card_slot(row: np.ndarray, off: int, card: int, has_suit: bool) -> None:
     row[off + card % N_RANKS] = 1.0
     if has_suit:
         row[off + N_RANKS + card // N_RANKS] = 1.0
 
 
-@njit(**_JIT)
-def write_features(
-    pr: np.ndarray, st: np.ndarray, dirty: int, slots: int, row: np.ndarray
-) -> None:
+@_jit
+def write_features(pr: np.ndarray, st: np.ndarray, dirty: int, slots: int, row: np.ndarray) -> None:
     """The learning encoding (``observation.FeatureEncoder``) into one flat ``float32`` row:
     column ``c`` at ``c * F`` (only the columns in bit mask ``dirty``), then the globals at
     ``C * F``."""
@@ -473,7 +465,7 @@ def write_features(
 # --- rewards ------------------------------------------------------------------------------------
 
 
-@njit(**_JIT)
+@_jit
 def reward(
     pr: np.ndarray,
     mode: int,
@@ -506,18 +498,7 @@ def reward(
 # --- one step of one game -----------------------------------------------------------------------
 
 
-@njit(**_JIT)
-def set_mask(mask: np.ndarray, legal: np.ndarray, n_old: int, n_new: int) -> None:
-    """Clear the ``n_old`` previous ids from ``mask``... the caller wrote ``legal`` since, so the
-    mask is rebuilt from scratch (cheaper than tracking both lists)."""
-    mask[:] = False
-    for i in range(n_new):
-        mask[legal[i]] = True
-    if n_old < 0:  # keeps the signature uniform
-        mask[0] = False
-
-
-@njit(**_JIT)
+@_jit
 def step_one(
     pr: np.ndarray,
     st: np.ndarray,
@@ -562,7 +543,7 @@ def step_one(
     return reward(pr, mode, w, s0, r0, v0, st)
 
 
-@njit(**_JIT)
+@_jit
 def observe_one(
     pr: np.ndarray,
     st: np.ndarray,
@@ -599,7 +580,7 @@ def observe_one(
 # --- N games in one call ------------------------------------------------------------------------
 
 
-@njit(**_JIT)
+@_jit
 def step_batch(
     pr: np.ndarray,
     states: np.ndarray,
@@ -677,7 +658,7 @@ def step_batch(
         info[i, 4] = completed_runs(st)
 
 
-@njit(**_JIT)
+@_jit
 def sample_legal(legal: np.ndarray, out: np.ndarray, seed: np.uint64) -> np.uint64:
     """A uniformly random legal id per game (``legal[i, 0]`` ids in ``legal[i, 1:]``), or
     ``-1`` where none; for benchmarks and random baselines. Returns the next seed."""
@@ -692,7 +673,7 @@ def sample_legal(legal: np.ndarray, out: np.ndarray, seed: np.uint64) -> np.uint
     return x
 
 
-@njit(**_JIT)
+@_jit
 def state_hash(pr: np.ndarray, st: np.ndarray) -> np.uint64:
     """64-bit FNV-1a of the position (cards, face-down counts, stock, completed runs; no
     counters), equal for equal positions."""

@@ -26,7 +26,7 @@ lands (``P_*_AT`` give the offsets).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -81,6 +81,13 @@ HEADER = 9
 N_SCALARS = 40
 
 
+# Reward modes of the kernel: the built-in reward classes of spider_env.rewards (custom callables
+# need State objects and run on the pure engine). The kernel's weights vector is
+# (illegal_reward, w1, w2, w3, w4): RUNS uses w1 = win_bonus; SHAPED w1..w4 = run, reveal, win,
+# step_cost.
+R_SCORE, R_RUNS, R_SHAPED, R_WIN = 0, 1, 2, 3
+
+
 class CompiledCoreRefused(ValueError):
     """A variant or position the compiled core does not play (undo histories); use the pure
     engine (:mod:`spider_env.core`) for it."""
@@ -99,7 +106,7 @@ def check_supported(variant: Variant) -> None:
         )
 
 
-@lru_cache(maxsize=None)
+@cache
 def params(variant: Variant) -> np.ndarray:
     """The ``int64`` parameter vector of ``variant`` (cached; do not modify it)."""
     check_supported(variant)
@@ -189,7 +196,7 @@ def to_array(state: State, out: np.ndarray | None = None) -> np.ndarray:
     pr = params(v)
     if state.prev is not None:  # params() refused undo variants already; kept for clarity
         raise CompiledCoreRefused("the compiled core does not hold undo histories")
-    C, L, PS = v.n_columns, int(pr[P_L]), int(pr[P_PS])
+    L, PS = int(pr[P_L]), int(pr[P_PS])
     if out is None:
         out = np.empty(int(pr[P_SIZE]), dtype=np.int32)
     out.fill(-1)
@@ -224,9 +231,7 @@ def from_array(variant: Variant, st: np.ndarray) -> State:
     if st.shape != (int(pr[P_SIZE]),):
         raise ValueError(f"a {variant.name} state vector has shape ({int(pr[P_SIZE])},)")
     a = st.tolist()
-    cols = tuple(
-        tuple(a[o_cols + c * L : o_cols + c * L + a[o_len + c]]) for c in range(C)
-    )
+    cols = tuple(tuple(a[o_cols + c * L : o_cols + c * L + a[o_len + c]]) for c in range(C))
     down = tuple(a[o_down : o_down + C])
     stock = tuple(tuple(a[o_stock + j * PS : o_stock + j * PS + a[o_pile + j]]) for j in range(P))
     completed = (a[H_COMP], a[H_COMP + 1], a[H_COMP + 2], a[H_COMP + 3])
