@@ -601,7 +601,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         self._pr = params(v)
         self._st = np.full(int(self._pr[P_SIZE]), -1, dtype=np.int32)
         self._ids = np.empty(self.n_actions + 1, dtype=np.int32)
-        self._keys = np.empty(64, dtype=np.int64)
+        self._keys = np.zeros(64, dtype=np.int64)
         mode, weights = kernel_reward(self.reward_fn)  # type: ignore[misc]
         self._rmode = mode
         self._rw = np.array((self.illegal_reward, *weights), dtype=np.float64)

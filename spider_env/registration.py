@@ -12,15 +12,18 @@ outermost, the thin :class:`~spider_env.wrappers.SpiderMethods`, so that ``env.a
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from typing import Any
 
 import gymnasium
-from gymnasium.envs.registration import WrapperSpec
+from gymnasium.envs.registration import EnvSpec, WrapperSpec
 
 from spider_env.core.variants import get_variant
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
 
 ENTRY_POINT = "spider_env.env:SpiderEnv"
+VECTOR_ENTRY_POINT = "spider_env.vector:make_vector_env"
 # Outermost wrapper of every made env: forwards action_masks(), state, describe_action()...
 METHODS_WRAPPER = WrapperSpec("SpiderMethods", "spider_env.wrappers:SpiderMethods", {})
 
@@ -43,6 +46,28 @@ ENV_IDS: dict[str, str | None] = {
     "SpiderPySolFC2Suit-v0": "pysol-spider-2suit",
     "SpiderPySolFC4Suit-v0": "pysol-spider-4suit",
 }
+
+
+@dataclasses.dataclass
+class SpiderEnvSpec(EnvSpec):
+    """The spec of a Spider id: ``gymnasium.make`` adds :class:`SpiderMethods` outermost, and
+    ``gymnasium.make_vec`` can build the batched env.
+
+    Gymnasium's ``make_vec`` refuses a ``vector_entry_point`` when the spec lists additional
+    wrappers (it could not apply them to a vector env). ``SpiderMethods`` only serves single
+    envs (it forwards ``action_masks()`` & co. through ``gymnasium.make``'s wrappers), so a copy
+    of this spec, which is what ``make_vec`` works on (it deep-copies the registered spec
+    first), is the plain ``EnvSpec`` without it: ``make_vec`` then builds
+    ``SpiderVectorEnv`` (``"vector_entry_point"``, the default) or a ``SyncVectorEnv`` of
+    envs without the forwarding wrapper (``"sync"``/``"async"``; ``envs.call("action_masks")``
+    works there through ``get_wrapper_attr``). ``tests/test_vector.py`` pins both behaviours.
+    """
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> EnvSpec:
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(EnvSpec) if f.init}
+        fields["kwargs"] = copy.deepcopy(self.kwargs, memo)
+        fields["additional_wrappers"] = ()
+        return EnvSpec(**fields)
 
 
 def register_variant_env(
@@ -74,6 +99,11 @@ def register_variant_env(
         max_episode_steps=max_episode_steps,
         kwargs=defaults,
         additional_wrappers=(METHODS_WRAPPER,),
+        vector_entry_point=VECTOR_ENTRY_POINT,
+    )
+    plain = gymnasium.registry[env_id]
+    gymnasium.registry[env_id] = SpiderEnvSpec(
+        **{f.name: getattr(plain, f.name) for f in dataclasses.fields(EnvSpec) if f.init}
     )
 
 
@@ -84,4 +114,12 @@ def register_envs() -> list[str]:
     return list(ENV_IDS)
 
 
-__all__ = ["ENTRY_POINT", "ENV_IDS", "METHODS_WRAPPER", "register_envs", "register_variant_env"]
+__all__ = [
+    "ENTRY_POINT",
+    "ENV_IDS",
+    "METHODS_WRAPPER",
+    "VECTOR_ENTRY_POINT",
+    "SpiderEnvSpec",
+    "register_envs",
+    "register_variant_env",
+]

@@ -124,7 +124,7 @@ class FastGame:
         self.size = int(self.params[P_SIZE])
         self.n_actions = int(self.params[P_NACT])
         self._ids = np.empty(self.n_actions + 1, dtype=np.int32)
-        self._keys = np.empty(64, dtype=np.int64)
+        self._keys = np.zeros(64, dtype=np.int64)
 
     # --- conversion ------------------------------------------------------------------------
     def initial(self, deal_number: int) -> np.ndarray:

@@ -121,7 +121,7 @@ def score(pr: np.ndarray, st: np.ndarray) -> int:
 def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray) -> int:
     """Write the legal action ids of ``st`` in increasing order into ``out``; return how many.
 
-    ``keys`` is scratch space of at least ``C`` int64. Mirrors ``rules._compute_legal``.
+    ``keys`` is scratch space of at least 52 int64. Mirrors ``rules._compute_legal``.
     """
     if completed_runs(st) >= pr[P_TOWIN]:
         return 0
@@ -132,23 +132,20 @@ def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray)
     o_cols = pr[P_OCOLS]
     any_suit = pr[P_ANYSUIT] != 0
     kings = pr[P_KINGS] != 0
-    # key of each column: -2 empty, -1 takes nothing (its exposed card is an Ace), else the
-    # rank (any-suit building) or card id (same-suit) a card must have to go on it.
-    n_empty = 0
+    # keys[x]: bit mask of the columns a card of key x may go on, where x is the card's rank
+    # (any-suit building) or its id (same-suit); nothing goes on an Ace.
+    for x in range(N_RANKS if any_suit else 52):
+        keys[x] = 0
+    empty = 0
     for d in range(C):
         ln = st[o_len + d]
         if ln == 0:
-            keys[d] = -2
-            n_empty += 1
+            empty |= 1 << d
         else:
             top = st[o_cols + d * L + ln - 1]
             r = top % N_RANKS
-            if r == 0:
-                keys[d] = -1
-            elif any_suit:
-                keys[d] = r - 1
-            else:
-                keys[d] = top - 1
+            if r != 0:
+                keys[r - 1 if any_suit else top - 1] |= 1 << d
     n = 0
     suited = pr[P_SUITED] != 0
     for src in range(C):
@@ -157,18 +154,22 @@ def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray)
             continue
         kmax = st[pr[P_ORUN] + src] if suited else ln - st[pr[P_ODOWN] + src]
         base = o_cols + src * L + ln
+        others = ~(1 << src)
         for k in range(1, kmax + 1):
             moved = st[base - k]
-            mkey = moved % N_RANKS if any_suit else moved
-            to_empty = n_empty > 0 and (not kings or moved % N_RANKS == KING)
-            a0 = (src * R + k - 1) * C
-            for d in range(C):
-                if d == src:
-                    continue
-                kd = keys[d]
-                if kd == mkey or (kd == -2 and to_empty):
-                    out[n] = a0 + d
-                    n += 1
+            bits = keys[moved % N_RANKS if any_suit else moved]
+            if empty and (not kings or moved % N_RANKS == KING):
+                bits |= empty
+            bits &= others
+            if bits:
+                a0 = (src * R + k - 1) * C
+                d = 0
+                while bits:
+                    if bits & 1:
+                        out[n] = a0 + d
+                        n += 1
+                    bits >>= 1
+                    d += 1
     n_piles = pr[P_NP]
     if n_piles > 0:
         can_deal = True
@@ -376,7 +377,8 @@ def write_table(
 ) -> int:
     """The ``dict`` observation (``observation.TableEncoder``): rows of ``tab`` (``(C, L)``
     int8) for the columns in bit mask ``dirty``, then ``comp`` (4) and ``tops`` (P, filled only
-    where pile tops are visible). Returns deals left."""
+    where pile tops are visible). Returns deals left. ``tab`` must hold the previous
+    observation (or zeros): past a column's cards only its nonzero tail is cleared."""
     C = pr[P_C]
     L = pr[P_L]
     o_cols = pr[P_OCOLS]
@@ -389,8 +391,10 @@ def write_table(
                 tab[c, i] = 1
             for i in range(d, ln):
                 tab[c, i] = st[base + i] + 2
-            for i in range(ln, L):
+            i = ln  # past the column: zeros, up to where the last write ended
+            while i < L and tab[c, i] != 0:
                 tab[c, i] = 0
+                i += 1
     for s in range(4):
         comp[s] = st[H_COMP + s]
     if pr[P_TOPVIS] != 0:
@@ -602,15 +606,20 @@ def step_batch(
     terminated: np.ndarray,
     illegal: np.ndarray,
     info: np.ndarray,
-) -> None:
+) -> int:
     """Step every game ``i``: if ``resets[i] >= 0`` lay out deal ``resets[i]`` instead (the
     next-step autoreset: reward 0, not terminated); else play ``actions[i]`` if ``masks[i]``
     allows it, or refuse it (state unchanged, reward ``w[0]``, ``illegal[i]``, terminated when
     ``terminate_illegal``). Masks, legal ids (``legal[i, 0]`` holds the count, ids follow),
     observations, rewards, ``terminated`` and ``info[i] = [n_legal, deals_left, score, moves,
-    completed_runs]`` are written for every game."""
+    completed_runs]`` are written for every game.
+
+    Returns -1, or (before changing anything) the first game whose action is out of range."""
     N = states.shape[0]
     n_act = pr[P_NACT]
+    for i in range(N):
+        if resets[i] < 0 and (actions[i] < 0 or actions[i] >= n_act):
+            return i
     full = (1 << pr[P_C]) - 1
     for i in range(N):
         st = states[i]
@@ -624,7 +633,7 @@ def step_batch(
             rewards[i] = 0.0
         else:
             a = actions[i]
-            if a < 0 or a >= n_act or not mk[a]:
+            if not mk[a]:
                 illegal[i] = True
                 rewards[i] = w[0]
                 terminated[i] = terminate_illegal
@@ -656,6 +665,55 @@ def step_batch(
         info[i, 2] = score(pr, st)
         info[i, 3] = st[H_MOVES]
         info[i, 4] = completed_runs(st)
+    return -1
+
+
+@_jit
+def observe_rows(
+    pr: np.ndarray,
+    states: np.ndarray,
+    rows: np.ndarray,
+    masks: np.ndarray,
+    legal: np.ndarray,
+    keys: np.ndarray,
+    obs_kind: int,
+    slots: int,
+    tab: np.ndarray,
+    comp: np.ndarray,
+    tops: np.ndarray,
+    feat: np.ndarray,
+    info: np.ndarray,
+) -> None:
+    """Rebuild legal ids, mask, the whole observation and ``info`` of the games ``rows`` (after
+    their states were set from outside: a reset)."""
+    full = (1 << pr[P_C]) - 1
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        st = states[i]
+        lg = legal[i]
+        mk = masks[i]
+        mk[:] = False
+        n = legal_ids(pr, st, lg[1:], keys)
+        lg[0] = n
+        for j in range(n):
+            mk[lg[1 + j]] = True
+        if obs_kind == 0:
+            dl = write_table(pr, st, full, tab[i], comp[i], tops[i])
+        else:
+            write_features(pr, st, full, slots, feat[i])
+            dl = deals_left(pr, st)
+        info[i, 0] = n
+        info[i, 1] = dl
+        info[i, 2] = score(pr, st)
+        info[i, 3] = st[H_MOVES]
+        info[i, 4] = completed_runs(st)
+
+
+@_jit
+def reset_rows(pr: np.ndarray, states: np.ndarray, rows: np.ndarray, deals: np.ndarray) -> None:
+    """Lay out deal ``deals[r]`` (uint64) in game ``rows[r]`` for each ``r``."""
+    for r in range(rows.shape[0]):
+        reset_deal(pr, states[rows[r]], deals[r])
 
 
 @_jit
@@ -697,7 +755,9 @@ __all__ = [
     "R_WIN",
     "apply_action",
     "legal_ids",
+    "observe_rows",
     "reset_deal",
+    "reset_rows",
     "run_length",
     "sample_legal",
     "score",
