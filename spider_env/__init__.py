@@ -3,9 +3,12 @@
 Layers, each importing only the ones above it (``tests/test_layers.py`` enforces this):
 
 * :mod:`spider_env.core`: the rules, pure Python (no gymnasium, no agents): the specification.
-* the environment: :mod:`~spider_env.env` (``SpiderEnv``), :mod:`~spider_env.observation`,
-  :mod:`~spider_env.rewards`, :mod:`~spider_env.render`, :mod:`~spider_env.wrappers`,
-  :mod:`~spider_env.registration`.
+* :mod:`spider_env.fast`: the compiled core (numba), the rules' one mirror over arrays, held to
+  the core by differential tests; optional at run time.
+* the environment: :mod:`~spider_env.env` (``SpiderEnv``), :mod:`~spider_env.vector`
+  (``SpiderVectorEnv``), :mod:`~spider_env.observation`, :mod:`~spider_env.rewards`,
+  :mod:`~spider_env.render`, :mod:`~spider_env.wrappers`, :mod:`~spider_env.registration`,
+  :mod:`~spider_env.sb3` (the Stable-Baselines3 ``VecEnv`` adapter, not imported here).
 * :mod:`spider_env.agents`: players that see what a player sees (observation and mask).
 * :mod:`spider_env.apps`: evaluation, episode files, terminal play, the ``spider-env`` CLI.
 
@@ -29,7 +32,9 @@ from spider_env.core.rules import (
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant, classic, get_variant
 from spider_env.env import SpiderEnv
+from spider_env.fast import FastGame
 from spider_env.registration import register_envs, register_variant_env
+from spider_env.vector import SpiderVectorEnv
 
 register_envs()  # `import spider_env` registers "Spider-v0" (and every id in ENV_IDS)
 
@@ -53,8 +58,10 @@ __all__ = [
     "VARIANTS",
     "Action",
     "Deal",
+    "FastGame",
     "IllegalMoveError",
     "SpiderEnv",
+    "SpiderVectorEnv",
     "State",
     "Variant",
     "apply",

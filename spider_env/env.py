@@ -317,6 +317,14 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     - `undo=False`: add the undo action (legal when the last action revealed nothing).
     - `render_mode=None`: `"ansi"` (`render()` returns the text) or `"human"` (prints it);
       `ascii=False` plain-ASCII cards (`KS TH`, `##` backs); `color=False` red suits in colour.
+    - `backend="auto"`: the engine. `"auto"` runs on the compiled core (`spider_env.fast`,
+      numba: one compiled call per step for the action, mask, observation and reward) when it
+      can play the arguments, else on the pure-Python engine: variants with undo (an undo
+      history has no fixed size) and custom reward callables (they receive `State` objects)
+      run pure, and without numba everything runs pure after a one-line warning. `"compiled"`
+      insists (a `ValueError` naming the reason where it cannot), `"pure"` forces the pure
+      engine. Both give identical results (pinned by `tests/test_backends.py`); `env.backend`
+      says which is used.
 
     The read-only `env.state` is the engine's full state, hidden cards included: for tools,
     tests and recording, not for agents.
@@ -328,6 +336,9 @@ class SpiderEnv(gym.Env[Any, np.int64]):
       `env.deal_number`); `info["variant"]` is always a `str` (was a `Variant` when options
       differed); an unregistered `Variant` is refused; renames: `info["runs_completed"]` ->
       `info["completed_runs"]`, `DealRange(env, deals)` -> `DealRange(env, deal_numbers)`.
+    - v0, compiled core (same id, same results): `backend=` argument (default `"auto"`: the
+      compiled core where possible); `gymnasium.make_vec(id, num_envs=N)` returns the batched
+      `spider_env.SpiderVectorEnv`.
     """
 
     # Gymnasium declares metadata as a plain class attribute, hence no ClassVar here.
