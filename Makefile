@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 #   make test TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 TORCH_INDEX_URL ?=
 
-.PHONY: install test lint typecheck pytest demo bench golden golden-check clean check-sdk-coexistence
+.PHONY: install test lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,14 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_env.py
+	$(PY) benchmarks/bench_fast.py
+
+# The compiled core (spider_env/fast) against the pure engine (spider_env/core), the
+# specification: 1,000,000 steps of random play per registered variant, every step compared
+# (legal actions, whole state, score). Prints one line per variant; exits 1 on a difference.
+# tests/test_fast_differential.py runs a smaller version in `make test`.
+differential: $(STAMP)
+	$(PY) tests/differential.py --steps 1000000 --jobs 2
 
 # Every golden file (deals, starting layouts, playthroughs of every variant, renders): rewrite
 # them after a deliberate change; golden-check only compares (exit 1 naming the first difference).
