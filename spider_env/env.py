@@ -28,7 +28,7 @@ from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant, resolve_variant
 from spider_env.fast import available as fast_available
 from spider_env.fast import load_kernel, refusal, warn_unavailable
-from spider_env.fast.layout import P_SIZE, from_array, params, to_array
+from spider_env.fast.layout import P_SIZE, STATE_DTYPE, from_array, params, to_array
 from spider_env.observation import (
     DEFAULT_FEATURE_SLOTS,
     FeatureEncoder,
@@ -610,7 +610,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             _K = load_kernel()
         v = self.variant
         self._pr = params(v)
-        self._st = np.full(int(self._pr[P_SIZE]), -1, dtype=np.int32)
+        self._st = np.full(int(self._pr[P_SIZE]), -1, dtype=STATE_DTYPE)
         self._ids = np.empty(self.n_actions + 1, dtype=np.int32)
         self._keys = np.zeros(64, dtype=np.int64)
         mode, weights = kernel_reward(self.reward_fn)  # type: ignore[misc]

@@ -22,7 +22,7 @@ from spider_env.core.rules import IllegalMoveError, explain_illegal
 from spider_env.core.state import State
 from spider_env.env import DEAL_NUMBER_RANGE, SpiderEnv, choose_backend
 from spider_env.fast import load_kernel
-from spider_env.fast.layout import P_SIZE, from_array, params, to_array
+from spider_env.fast.layout import P_SIZE, STATE_DTYPE, from_array, params, to_array
 from spider_env.observation import feature_width, globals_width
 from spider_env.rewards import kernel_reward
 
@@ -173,7 +173,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         v, N, A = self.variant, self.num_envs, self.n_actions
         proto = self._proto
         self._pr = params(v)
-        self._states = np.full((N, int(self._pr[P_SIZE])), -1, dtype=np.int32)
+        self._states = np.full((N, int(self._pr[P_SIZE])), -1, dtype=STATE_DTYPE)
         self._masks = np.zeros((N, A), dtype=bool)
         self._legal = np.zeros((N, A + 1), dtype=np.int32)
         self._keys = np.zeros(64, dtype=np.int64)

@@ -32,6 +32,7 @@ from spider_env.fast.layout import (
     P_NACT,
     P_SIZE,
     P_TOWIN,
+    STATE_DTYPE,
     CompiledCoreRefused,
     check_supported,
     from_array,
@@ -133,7 +134,7 @@ class FastGame:
             raise TypeError(f"deal_number must be an int, got {deal_number!r}")
         if not 0 <= int(deal_number) < 2**64:
             raise ValueError(f"deal_number must be in [0, 2**64), got {deal_number}")
-        st = np.empty(self.size, dtype=np.int32)
+        st = np.empty(self.size, dtype=STATE_DTYPE)
         self._k.reset_deal(self.params, st, np.uint64(int(deal_number)))
         return st
 

@@ -39,6 +39,10 @@ from spider_env.core.variants import Variant
 H_MOVES, H_DEALS, H_UNDOS, H_REVEALS, H_FREE = 0, 1, 2, 3, 4
 H_COMP = 5  # 4 values
 HEADER = 9
+#: The dtype of state vectors. 16 bits would halve a state (and measured 10-20% faster at
+#: N = 4096, where a batch no longer fits the L2 cache) but 5% slower at N = 256, and the moves
+#: counter would need two slots; 32 bits it is.
+STATE_DTYPE = np.int32
 
 # --- parameter indices --------------------------------------------------------------------------
 (
@@ -198,7 +202,7 @@ def to_array(state: State, out: np.ndarray | None = None) -> np.ndarray:
         raise CompiledCoreRefused("the compiled core does not hold undo histories")
     L, PS = int(pr[P_L]), int(pr[P_PS])
     if out is None:
-        out = np.empty(int(pr[P_SIZE]), dtype=np.int32)
+        out = np.empty(int(pr[P_SIZE]), dtype=STATE_DTYPE)
     out.fill(-1)
     out[H_MOVES] = state.moves
     out[H_DEALS] = state.deals
