@@ -82,6 +82,7 @@ class SpiderMethods(gym.Wrapper[Any, np.int64, Any, np.int64], gym.utils.RecordC
 
     FORWARDED = (
         "action_masks",
+        "backend",
         "deal_name",
         "deal_number",
         "decode_action",

@@ -70,6 +70,8 @@ from spider_env.fast.layout import (
 _jit = njit(cache=True, nogil=True, boundscheck=False)
 N_RANKS = 13
 KING = 12
+# card id -> rank - 1 (0 = Ace .. 12 = King): a table lookup instead of Python-semantics modulo
+_RANK = np.array([c % N_RANKS for c in range(52)], dtype=np.int64)
 
 
 @_jit
@@ -143,7 +145,7 @@ def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray)
             empty |= 1 << d
         else:
             top = st[o_cols + d * L + ln - 1]
-            r = top % N_RANKS
+            r = _RANK[top]
             if r != 0:
                 keys[r - 1 if any_suit else top - 1] |= 1 << d
     n = 0
@@ -157,8 +159,8 @@ def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray)
         others = ~(1 << src)
         for k in range(1, kmax + 1):
             moved = st[base - k]
-            bits = keys[moved % N_RANKS if any_suit else moved]
-            if empty and (not kings or moved % N_RANKS == KING):
+            bits = keys[_RANK[moved] if any_suit else moved]
+            if empty and (not kings or _RANK[moved] == KING):
                 bits |= empty
             bits &= others
             if bits:
@@ -387,13 +389,14 @@ def write_table(
             ln = st[pr[P_OLEN] + c]
             d = st[pr[P_ODOWN] + c]
             base = o_cols + c * L
+            row = tab[c]
             for i in range(d):
-                tab[c, i] = 1
+                row[i] = 1
             for i in range(d, ln):
-                tab[c, i] = st[base + i] + 2
+                row[i] = st[base + i] + 2
             i = ln  # past the column: zeros, up to where the last write ended
-            while i < L and tab[c, i] != 0:
-                tab[c, i] = 0
+            while i < L and row[i] != 0:
+                row[i] = 0
                 i += 1
     for s in range(4):
         comp[s] = st[H_COMP + s]
