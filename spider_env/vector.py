@@ -341,29 +341,39 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._started:
             raise RuntimeError("step() called before reset(): call envs.reset() first")
-        a = self._check_actions(actions, ranges=self.backend == "pure")
+        a = self._check_actions(actions, ranges=False)
         if self.backend == "pure":
+            pending = self._sync._autoreset_envs.copy()
+            if self.autoreset_mode != AutoresetMode.NEXT_STEP:
+                pending[:] = False
+            bad = np.flatnonzero(((a < 0) | (a >= self.n_actions)) & ~pending)
+            if len(bad):
+                self._out_of_range(a, int(bad[0]))
             if self._proto.illegal_action == "raise":
-                self._raise_if_illegal(a, self._sync._autoreset_envs)
-            return self._sync.step(a)
+                self._raise_if_illegal(a, pending)
+            return self._sync.step(np.where(pending, 0, a))
+        resetting = self._autoreset.copy()  # games the next-step autoreset starts again
+        any_reset = bool(resetting.any())
+        if any_reset and self.autoreset_mode == AutoresetMode.DISABLED:
+            raise RuntimeError(
+                f"envs {np.flatnonzero(resetting).tolist()} have ended and autoreset is "
+                "disabled: reset them with reset(options={'reset_mask': mask}) first"
+            )
+        if any_reset or self._proto.illegal_action == "raise":
+            # Check what would refuse the step before a deal number is drawn (the compiled
+            # step checks ranges itself otherwise); actions of restarting games are ignored.
+            bad = np.flatnonzero(((a < 0) | (a >= self.n_actions)) & ~resetting)
+            if len(bad):
+                self._out_of_range(a, int(bad[0]))
+            if self._proto.illegal_action == "raise":
+                self._raise_if_illegal(a, resetting)
         resets = self._no_reset
-        resetting = self._autoreset
-        if resetting.any():
-            if self.autoreset_mode == AutoresetMode.DISABLED:
-                raise RuntimeError(
-                    f"envs {np.flatnonzero(resetting).tolist()} have ended and autoreset is "
-                    "disabled: reset them with reset(options={'reset_mask': mask}) first"
-                )
+        if any_reset:
             resets = self._no_reset.copy()
-            rows = np.flatnonzero(resetting)
-            for i in rows:
+            for i in np.flatnonzero(resetting).tolist():
                 n = int(self._rngs[i].integers(0, DEAL_NUMBER_RANGE))
                 resets[i] = n
                 self._deal_names[i], self._deal_numbers[i] = f"{self.variant.name}#{n}", n
-            resetting = resetting.copy()
-        if self._proto.illegal_action == "raise":
-            self._check_actions(a)  # the range first, then legality
-            self._raise_if_illegal(a, resetting)
         bad = self._k.step_batch(
             self._pr, self._states, a, resets, self._masks, self._legal, self._keys,
             self._rmode, self._rw, self._terminate_illegal, self._obs_kind, self._slots,
@@ -376,7 +386,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self._elapsed += 1
         if self.max_episode_steps is not None:
             np.greater_equal(self._elapsed, self.max_episode_steps, out=self._truncated)
-        if resetting.any():
+        if any_reset:
             self._elapsed[resetting] = 0
             self._truncated[resetting] = False
         np.logical_or(self._terminated, self._truncated, out=self._autoreset)
@@ -493,6 +503,8 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             self._cached_states[i] = None
 
     def _check_actions(self, actions: Any, ranges: bool = True) -> np.ndarray:
+        """``actions`` as an ``int64`` array of shape ``(num_envs,)``; ``TypeError`` /
+        ``ValueError`` naming what is wrong (the range only with ``ranges``)."""
         a = np.asarray(actions)
         if a.shape != (self.num_envs,):
             raise ValueError(
@@ -516,7 +528,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
 
     def _raise_if_illegal(self, a: np.ndarray, resetting: np.ndarray) -> None:
         masks = self._masks if self.backend == "compiled" else self.action_masks()
-        ok = masks[np.arange(self.num_envs), a] | resetting
+        ok = masks[np.arange(self.num_envs), np.where(resetting, 0, a)] | resetting
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
             st = self.states()[i]
