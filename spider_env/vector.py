@@ -14,8 +14,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
-from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
-from gymnasium.vector.utils import batch_space
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 
 from spider_env.core.actions import describe
 from spider_env.core.rules import IllegalMoveError, explain_illegal
@@ -28,7 +28,8 @@ from spider_env.rewards import kernel_reward
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 # The info keys of every step, in SyncVectorEnv's layout (value arrays + "_key" masks).
-# SpiderEnv attributes that do not depend on the game's position, for call()/get_attr().
+# What call()/get_attr() give: per game, and SpiderEnv attributes that do not depend on the game.
+_PER_GAME = ("action_masks", "state", "deal_name", "deal_number", "legal_actions")
 _STATELESS = ("decode_action", "describe_action", "encode_action", "n_actions", "variant")
 
 
@@ -43,7 +44,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     (numba) all ``num_envs`` games advance in one compiled call: apply, legal ids and mask,
     observation, reward, next-step autoreset. Where the compiled core cannot play the
     arguments (variants with undo, custom reward callables, numba missing) the same class
-    runs a ``SyncVectorEnv`` of pure-engine ``SpiderEnv``\\ s: same results, single-env speed.
+    steps ``num_envs`` pure-engine ``SpiderEnv``\\ s in a loop: same results, single-env speed.
     ``envs.backend`` says which (``"compiled"`` or ``"pure"``).
 
     ## Spaces
@@ -69,7 +70,13 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
       returned observation is the new game's, and ``info["final_obs"]`` (an object array,
       entries for ended games only) and ``info["final_info"]`` hold the last ones.
     - ``AutoresetMode.DISABLED``: ended games wait for ``reset(options={"reset_mask": m})``;
-      stepping one is a ``RuntimeError``.
+      stepping one is a ``RuntimeError`` (and no game moves).
+
+    A game dealt with no legal action at all (a few deals of some variants, e.g. Simple Simon)
+    ends at its first step: the action is ignored, reward 0, ``terminated`` True, and it is
+    reset like any ended game. (A single ``SpiderEnv`` refuses that step with a
+    ``RuntimeError`` instead: its episode is over at the reset, which its ``info`` shows as
+    ``legal_action_count == 0``; a vector env must keep every game going.)
 
     New games' deals are drawn from each sub-env's own generator, as ``SpiderEnv.reset``
     does: ``reset(seed=s)`` seeds game ``i`` with ``s + i`` (a list gives one seed per game).
@@ -135,7 +142,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             ) from None
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.num_envs = int(num_envs)
+        self.num_envs = N = int(num_envs)
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self.autoreset_mode = mode
         self.metadata = {**self.metadata, "autoreset_mode": mode}
@@ -148,26 +155,27 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self.n_actions = self._proto.n_actions
         self.backend = choose_backend(backend, self.variant, self._proto.reward_fn)
         self.single_action_space = spaces.Discrete(self.n_actions)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, N)
         self.single_observation_space = self._proto.observation_space
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.observation_space = batch_space(self.single_observation_space, N)
         self._started = False
+        self._max_steps = -1 if self.max_episode_steps is None else self.max_episode_steps
+        self._elapsed = np.zeros(N, dtype=np.int64)
+        self._ended = np.zeros(N, dtype=bool)  # terminated | truncated at the last step
+        self._n_ended = 0
+        self._rewards = np.zeros(N, dtype=np.float64)
+        self._terminated = np.zeros(N, dtype=bool)
+        self._truncated = np.zeros(N, dtype=bool)
         if self.backend == "pure":
-            self._sync = SyncVectorEnv(
-                [self._make_pure_env for _ in range(self.num_envs)],
-                copy=self.copy,
-                autoreset_mode=mode,
-            )
+            self._envs = [SpiderEnv(backend="pure", **self._env_kwargs) for _ in range(N)]
+            self._env_obs: list[Any] = [None] * N
+            self._obs_buf: Any = create_empty_array(self.single_observation_space, N)
+            self._dead = np.zeros(N, dtype=bool)
+            self._reset_infos: list[dict[str, Any]] = [{} for _ in range(N)]
         else:
             self._init_compiled()
 
     # --- construction ------------------------------------------------------------------------
-    def _make_pure_env(self) -> gym.Env[Any, Any]:
-        env: gym.Env[Any, Any] = SpiderEnv(backend="pure", **self._env_kwargs)
-        if self.max_episode_steps is not None:
-            env = gym.wrappers.TimeLimit(env, self.max_episode_steps)
-        return env
-
     def _init_compiled(self) -> None:
         self._k = load_kernel()
         v, N, A = self.variant, self.num_envs, self.n_actions
@@ -190,20 +198,14 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self._CF = C * feature_width(v, self._slots) if self._obs_kind else 0
         width = self._CF + globals_width(v) if self._obs_kind else 1
         self._feat = np.zeros((N, width), dtype=np.float32)
-        self._rewards = np.zeros(N, dtype=np.float64)
-        self._terminated = np.zeros(N, dtype=bool)
-        self._truncated = np.zeros(N, dtype=bool)
         self._illegal = np.zeros(N, dtype=bool)
         self._info = np.zeros((N, 5), dtype=np.int64)
-        self._elapsed = np.zeros(N, dtype=np.int64)
-        self._autoreset = np.zeros(N, dtype=bool)
         self._no_reset = np.full(N, -1, dtype=np.int64)
         self._rngs: list[np.random.Generator] = [seeding.np_random()[0] for _ in range(N)]
         self._deal_names = [""] * N
         self._deal_numbers = np.full(N, -1, dtype=np.int64)
-        self._cached_states: list[State | None] = [None] * N
+        self._cached_states: dict[int, State] = {}
         self._all_true = np.ones(N, dtype=bool)
-        self._keys[:] = 0
         self._variant_info = np.full(N, proto._variant_spec, dtype=object)
 
     # --- public helpers ----------------------------------------------------------------------
@@ -212,7 +214,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         if not self._started:
             raise RuntimeError("call reset() before action_masks()")
         if self.backend == "pure":
-            return np.stack(self._sync.call("action_masks"))
+            return np.stack([env.action_masks() for env in self._envs])
         return self._masks.copy()
 
     def sample_legal_actions(self) -> np.ndarray:
@@ -239,30 +241,33 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         ``env_method("action_masks")`` reaches): ``"action_masks"``, ``"state"``,
         ``"deal_name"``, ``"deal_number"``, ``"legal_actions"`` per game, and the
         position-independent ``SpiderEnv`` methods and attributes (``describe_action``...)."""
-        if self.backend == "pure":
-            return self._sync.call(name, *args, **kwargs)
+        if name not in _PER_GAME and name not in _STATELESS:
+            raise AttributeError(
+                f"SpiderVectorEnv.call({name!r}): known names are "
+                f"{', '.join(_PER_GAME + _STATELESS)}"
+            )
         if name == "action_masks":
             return tuple(self.action_masks())
         if name == "state":
             return tuple(self.states())
+        if self.backend == "pure" and name in _PER_GAME:
+            return tuple(
+                getattr(env, name) if name != "legal_actions" else env.legal_actions()
+                for env in self._envs
+            )
         if name == "deal_name":
             return tuple(self._deal_names)
         if name == "deal_number":
             return tuple(int(n) for n in self._deal_numbers)
         if name == "legal_actions":
             return tuple(np.flatnonzero(m).tolist() for m in self._masks)
-        if name not in _STATELESS:
-            raise AttributeError(
-                f"SpiderVectorEnv.call({name!r}): known names are action_masks, state, "
-                f"deal_name, deal_number, legal_actions, {', '.join(_STATELESS)}"
-            )
         attr = getattr(self._proto, name)
         return tuple(
             attr(*args, **kwargs) if callable(attr) else attr for _ in range(self.num_envs)
         )
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
-        """Attribute ``name`` of every sub-env (``SyncVectorEnv.get_attr``)."""
+        """Attribute ``name`` of every sub-env (``SyncVectorEnv.get_attr``), as :meth:`call`."""
         return self.call(name)
 
     def states(self) -> list[State]:
@@ -270,10 +275,10 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         if not self._started:
             raise RuntimeError("the env has no state yet: call reset() first")
         if self.backend == "pure":
-            return list(self._sync.get_attr("state"))
+            return [env.state for env in self._envs]
         out = []
         for i in range(self.num_envs):
-            st = self._cached_states[i]
+            st = self._cached_states.get(i)
             if st is None:
                 st = self._cached_states[i] = from_array(self.variant, self._states[i])
             out.append(st)
@@ -286,14 +291,6 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         seed: int | Sequence[int | None] | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any]]:
-        if self.backend == "pure":
-            if seed is not None:
-                self._np_random, self._np_random_seed = seeding.np_random(
-                    seed if isinstance(seed, (int, np.integer)) else None
-                )
-            out = self._reset_pure(seed, dict(options) if options else None)
-            self._started = True
-            return out
         N = self.num_envs
         if seed is not None:
             self._np_random, self._np_random_seed = seeding.np_random(
@@ -304,10 +301,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         rows_mask = self._reset_mask(options.pop("reset_mask", None))
         if len(options) > 1:
             raise ValueError(f"give at most one way to choose the start, got {sorted(options)}")
-        rows = np.flatnonzero(rows_mask)
-        for i in rows:
-            if seeds[i] is not None:
-                self._rngs[i] = seeding.np_random(seeds[i])[0]
+        starts: list[dict[str, Any] | None] = [None] * N
         if options:
             ((key, value),) = options.items()
             per_env = isinstance(value, (list, tuple, np.ndarray))
@@ -316,101 +310,62 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
                     f"options[{key!r}] has {len(value)} values; give one per env ({N}) or one "
                     "value for all"
                 )
-            for i in rows:
-                state, name, number = self._proto._starting_state(
-                    {key: value[i] if per_env else value}
-                )
-                to_array(state, out=self._states[i])
-                self._deal_names[i], self._deal_numbers[i] = name, number
-                self._cached_states[i] = None
+            starts = [{key: value[i] if per_env else value} for i in range(N)]
+        rows = np.flatnonzero(rows_mask)
+        if self.backend == "pure":
+            info = self._reset_pure(rows, seeds, starts)
         else:
-            self._reset_from_rngs(rows)
-        self._k.observe_rows(
-            self._pr, self._states, rows.astype(np.int64), self._masks, self._legal,
-            self._keys, self._obs_kind, self._slots, self._tab, self._comp, self._tops,
-            self._feat, self._info,
-        )  # fmt: skip
+            info = self._reset_compiled(rows, seeds, starts, rows_mask)
         self._elapsed[rows] = 0
-        self._autoreset[rows] = False
+        self._ended[rows] = False
+        self._n_ended = int(self._ended.sum())
         self._terminated[rows] = False
         self._truncated[rows] = False
         self._started = True
-        info = self._make_info(rows_mask, self._no_illegal(rows_mask))
         return self._observations(), info
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._started:
             raise RuntimeError("step() called before reset(): call envs.reset() first")
-        a = self._check_actions(actions, ranges=False)
-        if self.backend == "pure":
-            pending = self._sync._autoreset_envs.copy()
-            if self.autoreset_mode != AutoresetMode.NEXT_STEP:
-                pending[:] = False
-            bad = np.flatnonzero(((a < 0) | (a >= self.n_actions)) & ~pending)
-            if len(bad):
-                self._out_of_range(a, int(bad[0]))
-            if self._proto.illegal_action == "raise":
-                self._raise_if_illegal(a, pending)
-            return self._sync.step(np.where(pending, 0, a))
-        resetting = self._autoreset.copy()  # games the next-step autoreset starts again
-        any_reset = bool(resetting.any())
-        if any_reset and self.autoreset_mode == AutoresetMode.DISABLED:
+        a = self._check_actions(actions)
+        resetting = self._ended.copy() if self._n_ended else None  # next-step autoreset
+        if resetting is not None and self.autoreset_mode == AutoresetMode.DISABLED:
             raise RuntimeError(
                 f"envs {np.flatnonzero(resetting).tolist()} have ended and autoreset is "
                 "disabled: reset them with reset(options={'reset_mask': mask}) first"
             )
-        if any_reset or self._proto.illegal_action == "raise":
-            # Check what would refuse the step before a deal number is drawn (the compiled
-            # step checks ranges itself otherwise); actions of restarting games are ignored.
-            bad = np.flatnonzero(((a < 0) | (a >= self.n_actions)) & ~resetting)
+        if self.autoreset_mode != AutoresetMode.NEXT_STEP:
+            resetting = None
+        if resetting is not None or self._proto.illegal_action == "raise" or self.backend == "pure":
+            # What refuses the step is checked before any game moves or any deal number is
+            # drawn (otherwise the compiled step checks ranges itself); actions of restarting
+            # games are ignored.
+            restarting = resetting if resetting is not None else np.zeros(self.num_envs, bool)
+            bad = np.flatnonzero(((a < 0) | (a >= self.n_actions)) & ~restarting)
             if len(bad):
                 self._out_of_range(a, int(bad[0]))
             if self._proto.illegal_action == "raise":
-                self._raise_if_illegal(a, resetting)
-        resets = self._no_reset
-        if any_reset:
-            resets = self._no_reset.copy()
-            for i in np.flatnonzero(resetting).tolist():
-                n = int(self._rngs[i].integers(0, DEAL_NUMBER_RANGE))
-                resets[i] = n
-                self._deal_names[i], self._deal_numbers[i] = f"{self.variant.name}#{n}", n
-        bad = self._k.step_batch(
-            self._pr, self._states, a, resets, self._masks, self._legal, self._keys,
-            self._rmode, self._rw, self._terminate_illegal, self._obs_kind, self._slots,
-            self._tab, self._comp, self._tops, self._feat, self._rewards, self._terminated,
-            self._illegal, self._info,
-        )  # fmt: skip
-        if bad >= 0:
-            self._out_of_range(a, bad)
-        self._cached_states = [None] * self.num_envs
-        self._elapsed += 1
-        if self.max_episode_steps is not None:
-            np.greater_equal(self._elapsed, self.max_episode_steps, out=self._truncated)
-        if any_reset:
-            self._elapsed[resetting] = 0
-            self._truncated[resetting] = False
-        np.logical_or(self._terminated, self._truncated, out=self._autoreset)
-        info = self._make_info(self._all_true, self._illegal)
-        if self.autoreset_mode == AutoresetMode.SAME_STEP and self._autoreset.any():
+                self._raise_if_illegal(a, restarting)
+        if self.backend == "pure":
+            info = self._step_pure(a, resetting)
+        else:
+            info = self._step_compiled(a, resetting)
+        rewards = self._out(self._rewards)
+        terminated = self._out(self._terminated)
+        truncated = self._out(self._truncated)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and self._n_ended:
             rewards, terminated, truncated = (
                 self._rewards.copy(), self._terminated.copy(), self._truncated.copy(),
             )  # fmt: skip
-            obs = self._same_step_reset(info)
-            return obs, rewards, terminated, truncated, info
-        return (
-            self._observations(),
-            self._out(self._rewards),
-            self._out(self._terminated),
-            self._out(self._truncated),
-            info,
-        )
+            self._same_step_reset(info)
+        return self._observations(), rewards, terminated, truncated, info
 
     def render(self) -> tuple[Any, ...] | None:
         if self.render_mode is None:
             gym.logger.warn("You are calling render() without a render_mode; pass 'ansi'.")
             return None
         if self.backend == "pure":
-            return self._sync.render()
+            return tuple(env.render() for env in self._envs)
         env = SpiderEnv(backend="pure", **self._env_kwargs)
         frames = []
         for st in self.states():
@@ -420,149 +375,66 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
 
     def close_extras(self, **kwargs: Any) -> None:
         if self.backend == "pure":
-            self._sync.close()
+            for env in self._envs:
+                env.close()
 
-    # --- internals ---------------------------------------------------------------------------
-    def _reset_pure(
-        self, seed: int | Sequence[int | None] | None, options: dict[str, Any] | None
-    ) -> tuple[Any, dict[str, Any]]:
-        """``SyncVectorEnv.reset``, plus option values given one per env."""
-        per_env = {
-            k: v
-            for k, v in (options or {}).items()
-            if k != "reset_mask" and isinstance(v, (list, tuple, np.ndarray))
-        }
-        if not per_env:
-            return self._sync.reset(
-                seed=seed if seed is None or isinstance(seed, int) else list(seed),
-                options=options,
-            )
-        assert options is not None
-        if len(options) - ("reset_mask" in options) > 1:
-            raise ValueError(f"give at most one way to choose the start, got {sorted(options)}")
-        ((key, values),) = per_env.items()
-        N = self.num_envs
-        if len(values) != N:
-            raise ValueError(
-                f"options[{key!r}] has {len(values)} values; give one per env ({N}) or one "
-                "value for all"
-            )
-        rows = self._reset_mask(options.get("reset_mask"))
-        seeds = self._seeds(seed)
-        merged: dict[str, Any] = {}
-        obs: Any = None
-        for i in np.flatnonzero(rows):
-            one = np.zeros(N, dtype=bool)
-            one[i] = True
-            obs, info = self._sync.reset(seed=seeds, options={"reset_mask": one, key: values[i]})
-            for k, v in info.items():
-                if k.startswith("_"):
-                    continue
-                if k not in merged:
-                    merged[k], merged["_" + k] = v, info["_" + k]
-                else:
-                    merged[k][i] = v[i]
-                    merged["_" + k][i] = True
-        return obs, merged
+    # --- the compiled backend ----------------------------------------------------------------
+    def _reset_compiled(
+        self,
+        rows: np.ndarray,
+        seeds: list[int | None],
+        starts: list[dict[str, Any] | None],
+        rows_mask: np.ndarray,
+    ) -> dict[str, Any]:
+        for i in rows.tolist():
+            if seeds[i] is not None:
+                self._rngs[i] = seeding.np_random(seeds[i])[0]
+        drawn = [i for i in rows.tolist() if starts[i] is None]
+        for i in rows.tolist():
+            start = starts[i]
+            if start is not None:
+                state, name, number = self._proto._starting_state(start)
+                to_array(state, out=self._states[i])
+                self._deal_names[i], self._deal_numbers[i] = name, number
+        if drawn:
+            self._reset_from_rngs(np.array(drawn, dtype=np.int64))
+        self._cached_states.clear()
+        self._k.observe_rows(
+            self._pr, self._states, rows.astype(np.int64), self._masks, self._legal,
+            self._keys, self._obs_kind, self._slots, self._tab, self._comp, self._tops,
+            self._feat, self._info,
+        )  # fmt: skip
+        return self._make_info(rows_mask, np.zeros(self.num_envs, dtype=bool))
 
-    def _out(self, arr: np.ndarray) -> np.ndarray:
-        return arr.copy() if self.copy else arr
-
-    def _seeds(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
-        N = self.num_envs
-        if seed is None:
-            return [None] * N
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            return [int(seed) + i for i in range(N)]
-        seeds = list(seed)  # type: ignore[arg-type]
-        if len(seeds) != N:
-            raise ValueError(f"give one seed per env ({N}), got {len(seeds)}")
-        return seeds
-
-    def _reset_mask(self, mask: Any) -> np.ndarray:
-        if mask is None:
-            return np.ones(self.num_envs, dtype=bool)
-        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
-            raise TypeError("options['reset_mask'] must be a numpy bool array")
-        if mask.shape != (self.num_envs,):
-            raise ValueError(
-                f"options['reset_mask'] must have shape ({self.num_envs},), got {mask.shape}"
-            )
-        if not mask.any():
-            raise ValueError("options['reset_mask'] must select at least one env")
-        return mask.copy()
+    def _step_compiled(self, a: np.ndarray, resetting: np.ndarray | None) -> dict[str, Any]:
+        resets = self._no_reset
+        if resetting is not None:
+            resets = self._no_reset.copy()
+            for i in np.flatnonzero(resetting).tolist():
+                n = int(self._rngs[i].integers(0, DEAL_NUMBER_RANGE))
+                resets[i] = n
+                self._deal_names[i], self._deal_numbers[i] = f"{self.variant.name}#{n}", n
+        n_ended = self._k.step_batch(
+            self._pr, self._states, a, resets, self._masks, self._legal, self._keys,
+            self._rmode, self._rw, self._terminate_illegal, self._obs_kind, self._slots,
+            self._tab, self._comp, self._tops, self._feat, self._rewards, self._terminated,
+            self._truncated, self._ended, self._elapsed, self._max_steps, self._illegal,
+            self._info,
+        )  # fmt: skip
+        if n_ended < 0:
+            self._out_of_range(a, -1 - n_ended)
+        self._n_ended = n_ended
+        self._cached_states.clear()
+        return self._make_info(self._all_true, self._illegal)
 
     def _reset_from_rngs(self, rows: np.ndarray) -> None:
         deals = np.empty(len(rows), dtype=np.uint64)
-        for r, i in enumerate(rows):
+        for r, i in enumerate(rows.tolist()):
             n = int(self._rngs[i].integers(0, DEAL_NUMBER_RANGE))
             deals[r] = n
             self._deal_names[i], self._deal_numbers[i] = f"{self.variant.name}#{n}", n
         self._k.reset_rows(self._pr, self._states, rows.astype(np.int64), deals)
-        for i in rows:
-            self._cached_states[i] = None
-
-    def _check_actions(self, actions: Any, ranges: bool = True) -> np.ndarray:
-        """``actions`` as an ``int64`` array of shape ``(num_envs,)``; ``TypeError`` /
-        ``ValueError`` naming what is wrong (the range only with ``ranges``)."""
-        a = np.asarray(actions)
-        if a.shape != (self.num_envs,):
-            raise ValueError(
-                f"actions must have shape ({self.num_envs},), one action id per env, got "
-                f"shape {a.shape}"
-            )
-        if a.dtype.kind not in "iu":
-            raise TypeError(f"actions must be integers (action ids), got dtype {a.dtype}")
-        a = a.astype(np.int64, copy=False)
-        if ranges:  # the compiled step checks the range itself, before changing anything
-            bad = np.flatnonzero((a < 0) | (a >= self.n_actions))
-            if len(bad):
-                self._out_of_range(a, int(bad[0]))
-        return a
-
-    def _out_of_range(self, a: np.ndarray, i: int) -> None:
-        raise ValueError(
-            f"action {int(a[i])} of env {i} is out of range: {self.variant.name} has "
-            f"actions 0..{self.n_actions - 1}"
-        )
-
-    def _raise_if_illegal(self, a: np.ndarray, resetting: np.ndarray) -> None:
-        masks = self._masks if self.backend == "compiled" else self.action_masks()
-        ok = masks[np.arange(self.num_envs), np.where(resetting, 0, a)] | resetting
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            st = self.states()[i]
-            raise IllegalMoveError(
-                f"env {i}: illegal action {int(a[i])} ({describe(self.variant, int(a[i]))}): "
-                f"{explain_illegal(st, int(a[i]))}"
-            )
-
-    def _no_illegal(self, rows_mask: np.ndarray) -> np.ndarray:
-        return np.zeros(self.num_envs, dtype=bool)
-
-    def _observations(self) -> Any:
-        copy = self.copy
-        if self._obs_kind == 0:
-            obs: dict[str, Any] = {
-                "tableau": self._tab.copy() if copy else self._tab,
-                "deals_left": self._info[:, 1].copy(),
-                "completed": self._comp.copy() if copy else self._comp,
-            }
-            if self.variant.pile_top_visible:
-                obs["pile_tops"] = self._tops.copy() if copy else self._tops
-        elif self._proto.obs_mode == "flat":
-            return self._feat.copy() if copy else self._feat
-        else:
-            CF = self._CF
-            obs = {
-                "columns": self._feat[:, :CF].reshape(self.num_envs, self.variant.n_columns, -1),
-                "globals": self._feat[:, CF:],
-            }
-            if copy:
-                obs = {k: np.ascontiguousarray(v).copy() for k, v in obs.items()}
-        if self._proto.mask_in_obs:
-            obs["action_mask"] = self._masks.astype(np.int8)
-        return obs
+        self._cached_states.clear()
 
     def _make_info(self, given: np.ndarray, illegal: np.ndarray) -> dict[str, Any]:
         """``SyncVectorEnv``'s layout of the env's info, for the games in ``given``."""
@@ -591,13 +463,61 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             out["_" + key] = masks[m]
         return out
 
-    def _same_step_reset(self, info: dict[str, Any]) -> Any:
-        ended = self._autoreset.copy()
+    # --- the pure backend (num_envs pure-engine SpiderEnvs in a loop) -------------------------
+    def _reset_pure(
+        self, rows: np.ndarray, seeds: list[int | None], starts: list[dict[str, Any] | None]
+    ) -> dict[str, Any]:
+        infos: dict[str, Any] = {}
+        for i in rows.tolist():
+            obs, info = self._envs[i].reset(seed=seeds[i], options=starts[i])
+            self._env_obs[i] = obs
+            self._dead[i] = info["legal_action_count"] == 0
+            self._reset_infos[i] = info
+            infos = self._add_info(infos, info, i)
+        if any(obs is None for obs in self._env_obs):
+            # the first reset resets every game: the batch needs an observation of each
+            missing = [i for i, obs in enumerate(self._env_obs) if obs is None]
+            raise ValueError(f"the first reset must reset every env (envs {missing} were not)")
+        self._obs_buf = concatenate(self.single_observation_space, self._env_obs, self._obs_buf)
+        return infos
+
+    def _step_pure(self, a: np.ndarray, resetting: np.ndarray | None) -> dict[str, Any]:
+        infos: dict[str, Any] = {}
+        max_steps = self._max_steps
+        for i, env in enumerate(self._envs):
+            if resetting is not None and resetting[i]:
+                obs, info = env.reset()
+                self._dead[i] = info["legal_action_count"] == 0
+                self._reset_infos[i] = info
+                self._rewards[i], self._terminated[i], self._truncated[i] = 0.0, False, False
+                self._elapsed[i] = 0
+            else:
+                self._elapsed[i] += 1
+                if self._dead[i]:  # dealt with no legal action: the game ends here
+                    obs, reward, term, info = self._env_obs[i], 0.0, True, self._reset_infos[i]
+                else:
+                    obs, reward, term, _, info = env.step(int(a[i]))
+                self._rewards[i], self._terminated[i] = reward, term
+                self._truncated[i] = max_steps > 0 and self._elapsed[i] >= max_steps
+            self._env_obs[i] = obs
+            infos = self._add_info(infos, info, i)
+        np.logical_or(self._terminated, self._truncated, out=self._ended)
+        self._n_ended = int(self._ended.sum())
+        self._obs_buf = concatenate(self.single_observation_space, self._env_obs, self._obs_buf)
+        return infos
+
+    # --- internals ---------------------------------------------------------------------------
+    def _same_step_reset(self, info: dict[str, Any]) -> None:
+        """Reset the games that just ended (same-step autoreset), keeping their last
+        observation and info in ``info["final_obs"]`` / ``info["final_info"]``."""
+        ended = self._ended.copy()
         rows = np.flatnonzero(ended)
-        last = self._observations() if self.copy else deepcopy(self._observations())
+        if self.backend == "pure":
+            last = deepcopy(self._env_obs)
+        else:
+            batch = self._observations(copy=True)
+            last = [_row(batch, i) for i in range(self.num_envs)]
         final_obs = np.full(self.num_envs, None, dtype=object)
-        for i in rows:
-            final_obs[i] = _row(last, int(i))
         final_info: dict[str, Any] = {}
         for key, value in info.items():
             if key.startswith("_"):
@@ -605,23 +525,121 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             value = value.copy()
             value[~ended] = None if value.dtype == object else 0
             final_info[key], final_info["_" + key] = value, ended.copy()
-        self._reset_from_rngs(rows)
-        self._k.observe_rows(
-            self._pr, self._states, rows.astype(np.int64), self._masks, self._legal,
-            self._keys, self._obs_kind, self._slots, self._tab, self._comp, self._tops,
-            self._feat, self._info,
-        )  # fmt: skip
+        for i in rows.tolist():
+            final_obs[i] = last[i]
+        if self.backend == "pure":
+            for i in rows.tolist():
+                obs, new = self._envs[i].reset()
+                self._env_obs[i] = obs
+                self._dead[i] = new["legal_action_count"] == 0
+                self._reset_infos[i] = new
+                for key, value in new.items():
+                    info[key][i] = value
+                info["illegal_action"][i] = False
+            self._obs_buf = concatenate(self.single_observation_space, self._env_obs, self._obs_buf)
+        else:
+            self._reset_from_rngs(rows)
+            self._k.observe_rows(
+                self._pr, self._states, rows.astype(np.int64), self._masks, self._legal,
+                self._keys, self._obs_kind, self._slots, self._tab, self._comp, self._tops,
+                self._feat, self._info,
+            )  # fmt: skip
+            illegal = self._illegal.copy()
+            illegal[rows] = False
+            new_info = self._make_info(self._all_true, illegal)
+            for key in list(new_info):
+                if not key.startswith("_"):
+                    info[key] = new_info[key]
         self._elapsed[rows] = 0
-        self._autoreset[rows] = False
-        illegal = self._illegal.copy()
-        illegal[rows] = False
-        new = self._make_info(self._all_true, illegal)
-        for key in list(new):
-            if not key.startswith("_"):
-                info[key] = new[key]
+        self._ended[rows] = False
+        self._n_ended = 0
         info["final_obs"], info["_final_obs"] = final_obs, ended.copy()
         info["final_info"], info["_final_info"] = final_info, ended.copy()
-        return self._observations()
+
+    def _out(self, arr: np.ndarray) -> np.ndarray:
+        return arr.copy() if self.copy else arr
+
+    def _seeds(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
+        N = self.num_envs
+        if seed is None:
+            return [None] * N
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            return [int(seed) + i for i in range(N)]
+        seeds = list(seed)  # type: ignore[arg-type]
+        if len(seeds) != N:
+            raise ValueError(f"give one seed per env ({N}), got {len(seeds)}")
+        return seeds
+
+    def _reset_mask(self, mask: Any) -> np.ndarray:
+        if mask is None:
+            return np.ones(self.num_envs, dtype=bool)
+        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
+            raise TypeError("options['reset_mask'] must be a numpy bool array")
+        if mask.shape != (self.num_envs,):
+            raise ValueError(
+                f"options['reset_mask'] must have shape ({self.num_envs},), got {mask.shape}"
+            )
+        if not mask.any():
+            raise ValueError("options['reset_mask'] must select at least one env")
+        return mask.copy()
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        """``actions`` as an ``int64`` array of shape ``(num_envs,)``, or a ``TypeError`` /
+        ``ValueError`` naming what is wrong (ranges are checked by the caller)."""
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,):
+            raise ValueError(
+                f"actions must have shape ({self.num_envs},), one action id per env, got "
+                f"shape {a.shape}"
+            )
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integers (action ids), got dtype {a.dtype}")
+        return a.astype(np.int64, copy=False)
+
+    def _out_of_range(self, a: np.ndarray, i: int) -> None:
+        raise ValueError(
+            f"action {int(a[i])} of env {i} is out of range: {self.variant.name} has "
+            f"actions 0..{self.n_actions - 1}"
+        )
+
+    def _raise_if_illegal(self, a: np.ndarray, resetting: np.ndarray) -> None:
+        masks = self._masks if self.backend == "compiled" else self.action_masks()
+        legal = masks[np.arange(self.num_envs), np.where(resetting, 0, a)]
+        dead = ~masks.any(axis=1)  # a game dealt with no legal action ends, it does not raise
+        ok = legal | resetting | dead
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            st = self.states()[i]
+            raise IllegalMoveError(
+                f"env {i}: illegal action {int(a[i])} ({describe(self.variant, int(a[i]))}): "
+                f"{explain_illegal(st, int(a[i]))}"
+            )
+
+    def _observations(self, copy: bool | None = None) -> Any:
+        copy = self.copy if copy is None else copy
+        if self.backend == "pure":
+            return deepcopy(self._obs_buf) if copy else self._obs_buf
+        if self._obs_kind == 0:
+            obs: dict[str, Any] = {
+                "tableau": self._tab.copy() if copy else self._tab,
+                "deals_left": self._info[:, 1].copy(),
+                "completed": self._comp.copy() if copy else self._comp,
+            }
+            if self.variant.pile_top_visible:
+                obs["pile_tops"] = self._tops.copy() if copy else self._tops
+        elif self._proto.obs_mode == "flat":
+            return self._feat.copy() if copy else self._feat
+        else:
+            CF = self._CF
+            obs = {
+                "columns": self._feat[:, :CF].reshape(self.num_envs, self.variant.n_columns, -1),
+                "globals": self._feat[:, CF:],
+            }
+            if copy:
+                obs = {k: np.ascontiguousarray(v).copy() for k, v in obs.items()}
+        if self._proto.mask_in_obs:
+            obs["action_mask"] = self._masks.astype(np.int8)
+        return obs
 
 
 def _row(obs: Any, i: int) -> Any:

@@ -75,9 +75,8 @@ def run_equivalence(
         done = out_ref[2] | out_ref[3]
         ended += int(done.sum())
         if mode == AutoresetMode.DISABLED and done.any():
-            if envs.backend == "compiled":  # pure: see test_disabled_..._is_a_runtime_error
-                with pytest.raises(RuntimeError):
-                    envs.step(actions)
+            with pytest.raises(RuntimeError):
+                envs.step(actions)
             opts = {"reset_mask": done}
             assert_same(envs.reset(options=opts), ref.reset(options=opts))
     assert [s.to_text() for s in envs.states()] == [s.to_text() for s in ref.get_attr("state")]
@@ -213,34 +212,36 @@ def _deal_number(seed: int) -> int:
 DEAD_SIMPLE_SIMON_DEAL = 4050395131  # dealt with no legal action at all
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a compiled SpiderVectorEnv steps a game dealt with no legal action as an illegal "
-    "action (reward -1, never terminated), where SpiderEnv and the pure SpiderVectorEnv raise "
-    "RuntimeError('the episode has ended')",
-)
-def test_game_dealt_without_legal_actions_is_treated_as_by_the_single_env() -> None:
+def test_single_env_refuses_a_step_in_a_game_dealt_without_legal_actions() -> None:
     single = SpiderEnv(variant="simple-simon")
     _, info = single.reset(options={"deal": DEAD_SIMPLE_SIMON_DEAL})
     assert info["legal_action_count"] == 0
     with pytest.raises(RuntimeError, match="ended"):
         single.step(0)
-    pure = SpiderVectorEnv(1, variant="simple-simon", backend="pure")
-    pure.reset(options={"deal": DEAD_SIMPLE_SIMON_DEAL})
-    with pytest.raises(RuntimeError, match="ended"):
-        pure.step(np.array([0]))
-    envs = SpiderVectorEnv(1, variant="simple-simon")
-    envs.reset(options={"deal": DEAD_SIMPLE_SIMON_DEAL})
-    with pytest.raises(RuntimeError, match="ended"):
-        envs.step(np.array([0]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pure backend, DISABLED autoreset: stepping an ended game is gymnasium's "
-    "SyncVectorEnv AssertionError (after the games before it have moved), not the documented "
-    "RuntimeError",
-)
+@pytest.mark.parametrize("backend", ["compiled", "pure"])
+@pytest.mark.parametrize("illegal_action", ["penalize", "raise"])
+def test_vector_game_dealt_without_legal_actions_ends_at_its_first_step(
+    backend: str, illegal_action: str
+) -> None:
+    # The documented vector rule: the action is ignored, reward 0, terminated, then reset.
+    envs = SpiderVectorEnv(
+        2, variant="simple-simon", backend=backend, illegal_action=illegal_action
+    )
+    _, info = envs.reset(options={"deal": [DEAD_SIMPLE_SIMON_DEAL, 0]})
+    assert info["legal_action_count"][0] == 0 and info["legal_action_count"][1] > 0
+    before = texts(envs)[0]
+    actions = np.array([5, int(np.flatnonzero(envs.action_masks()[1])[0])])
+    _, rewards, terminated, truncated, info = envs.step(actions)
+    assert rewards[0] == 0.0 and terminated[0] and not truncated[0]
+    assert not info["illegal_action"][0] and texts(envs)[0] == before
+    legal1 = int(np.flatnonzero(envs.action_masks()[1])[0])
+    _, rewards, terminated, _, info = envs.step(np.array([0, legal1]))
+    assert rewards[0] == 0.0 and not terminated[0]  # the autoreset step: a new deal
+    assert envs.call("deal_number")[0] != DEAD_SIMPLE_SIMON_DEAL
+
+
 def test_disabled_mode_stepping_an_ended_game_is_a_runtime_error_on_the_pure_backend() -> None:
     envs = SpiderVectorEnv(
         2, suits=1, backend="pure", max_episode_steps=1, autoreset_mode=AutoresetMode.DISABLED
@@ -263,15 +264,10 @@ def test_disabled_mode_stepping_an_ended_game_is_a_runtime_error_on_the_compiled
     assert texts(envs) == before and info["moves"].tolist() == [2, 2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiled SpiderVectorEnv, NEXT_STEP: the autoreset step into a deal without legal "
-    "actions returns terminated=True (and the next step deals again), where the docstring "
-    "says the autoreset step returns terminated False (as SyncVectorEnv does)",
-)
-def test_autoreset_step_into_a_dead_deal_returns_terminated_false() -> None:
+@pytest.mark.parametrize("backend", ["compiled", "pure"])
+def test_autoreset_step_into_a_dead_deal_returns_terminated_false(backend: str) -> None:
     # Simple Simon seeded 4: the first deal is playable, the second is DEAD_SIMPLE_SIMON_DEAL.
-    envs = SpiderVectorEnv(1, variant="simple-simon", max_episode_steps=1)
+    envs = SpiderVectorEnv(1, variant="simple-simon", max_episode_steps=1, backend=backend)
     envs.reset(seed=4)
     *_, truncated, _ = envs.step(envs.sample_legal_actions())
     assert truncated.all()
@@ -279,6 +275,8 @@ def test_autoreset_step_into_a_dead_deal_returns_terminated_false() -> None:
     assert envs.call("deal_number") == (DEAD_SIMPLE_SIMON_DEAL,)
     assert info["legal_action_count"].tolist() == [0] and rewards.tolist() == [0.0]
     assert not terminated[0] and not truncated[0]
+    _, rewards, terminated, truncated, _ = envs.step(np.array([0]))  # then it ends
+    assert rewards.tolist() == [0.0] and terminated[0] and truncated[0]  # (limit 1 step)
 
 
 # --- the vector-env contract ----------------------------------------------------------------
@@ -371,9 +369,8 @@ def check_vector_env(envs: Any, steps: int = 40) -> None:
                 assert info["final_info"]["_moves"][i]
         else:
             if done.any():
-                if envs.backend == "compiled":  # pure: see the xfail test below
-                    with pytest.raises(RuntimeError):
-                        envs.step(actions)
+                with pytest.raises(RuntimeError):
+                    envs.step(actions)
                 obs, info = envs.reset(options={"reset_mask": done})
                 check_info(info, n, done)
                 saw_reset = True
@@ -564,16 +561,7 @@ def test_bad_reset_options(backend: str) -> None:
     "backend",
     [
         "compiled",
-        pytest.param(
-            "pure",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=TypeError,
-                reason="pure backend: a first reset with per-env option values goes through "
-                "SyncVectorEnv.reset(options={'reset_mask': one}) before any full reset, whose "
-                "concatenate meets the other sub-envs' missing observations (None): TypeError",
-            ),
-        ),
+        "pure",
     ],
 )
 def test_first_reset_may_give_per_env_options(backend: str) -> None:
@@ -592,7 +580,6 @@ def single_reset(kw: dict, options: dict) -> tuple[Any, dict, str]:
 def test_per_env_deals_play_those_deals(backend: str) -> None:
     kw = {"suits": 4, "obs_mode": "features"}
     envs = SpiderVectorEnv(3, backend=backend, **kw)
-    envs.reset(seed=0)  # pure: see test_first_reset_may_give_per_env_options
     deals = [11, 0, 11]
     obs, info = envs.reset(options={"deal": deals})
     for i, d in enumerate(deals):
@@ -663,7 +650,6 @@ def test_reset_mask_resets_only_those_games(backend: str) -> None:
 @pytest.mark.parametrize("backend", ["compiled", "pure"])
 def test_render_ansi_gives_one_text_per_game(backend: str) -> None:
     envs = SpiderVectorEnv(2, suits=1, render_mode="ansi", backend=backend)
-    envs.reset(seed=0)  # pure: see test_first_reset_may_give_per_env_options
     envs.reset(options={"deal": [1, 2]})
     frames = envs.render()
     assert isinstance(frames, tuple) and len(frames) == 2

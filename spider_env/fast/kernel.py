@@ -607,23 +607,36 @@ def step_batch(
     feat: np.ndarray,
     rewards: np.ndarray,
     terminated: np.ndarray,
+    truncated: np.ndarray,
+    ended: np.ndarray,
+    elapsed: np.ndarray,
+    max_steps: int,
     illegal: np.ndarray,
     info: np.ndarray,
 ) -> int:
-    """Step every game ``i``: if ``resets[i] >= 0`` lay out deal ``resets[i]`` instead (the
-    next-step autoreset: reward 0, not terminated); else play ``actions[i]`` if ``masks[i]``
-    allows it, or refuse it (state unchanged, reward ``w[0]``, ``illegal[i]``, terminated when
-    ``terminate_illegal``). Masks, legal ids (``legal[i, 0]`` holds the count, ids follow),
-    observations, rewards, ``terminated`` and ``info[i] = [n_legal, deals_left, score, moves,
-    completed_runs]`` are written for every game.
+    """Step every game ``i`` of a batch (``SpiderVectorEnv.step``):
 
-    Returns -1, or (before changing anything) the first game whose action is out of range."""
+    * ``resets[i] >= 0``: lay out deal ``resets[i]`` instead (the next-step autoreset: reward 0,
+      not terminated, not truncated, ``elapsed[i] = 0``);
+    * a game with no legal action (only a game dealt that way: ended games are reset first)
+      ends: reward 0, terminated, state unchanged;
+    * else play ``actions[i]`` if ``masks[i]`` allows it, or refuse it (state unchanged, reward
+      ``w[0]``, ``illegal[i]``, terminated when ``terminate_illegal``).
+
+    Masks, legal ids (``legal[i, 0]`` holds the count, ids follow), observations, rewards,
+    ``terminated``, ``truncated`` (``elapsed[i] >= max_steps`` after counting the step, when
+    ``max_steps > 0``), ``ended = terminated | truncated`` and ``info[i] = [n_legal, deals_left,
+    score, moves, completed_runs]`` are written for every game.
+
+    Returns how many games ended, or ``-1 - i`` (before changing anything) where game ``i``'s
+    action is out of range (actions of games being reset are ignored)."""
     N = states.shape[0]
     n_act = pr[P_NACT]
     for i in range(N):
         if resets[i] < 0 and (actions[i] < 0 or actions[i] >= n_act):
-            return i
+            return -1 - i
     full = (1 << pr[P_C]) - 1
+    n_ended = 0
     for i in range(N):
         st = states[i]
         lg = legal[i]
@@ -634,12 +647,22 @@ def step_batch(
             reset_deal(pr, st, np.uint64(resets[i]))
             dirty = full
             rewards[i] = 0.0
+            elapsed[i] = 0
         else:
+            elapsed[i] += 1
             a = actions[i]
-            if not mk[a]:
-                illegal[i] = True
-                rewards[i] = w[0]
-                terminated[i] = terminate_illegal
+            if n_old == 0 or not mk[a]:
+                if n_old == 0:  # dealt with no legal action: the game ends here
+                    rewards[i] = 0.0
+                    terminated[i] = True
+                else:
+                    illegal[i] = True
+                    rewards[i] = w[0]
+                    terminated[i] = terminate_illegal
+                truncated[i] = max_steps > 0 and elapsed[i] >= max_steps
+                ended[i] = terminated[i] or truncated[i]
+                if ended[i]:
+                    n_ended += 1
                 info[i, 0] = n_old
                 if obs_kind == 0:
                     info[i, 1] = write_table(pr, st, 0, tab[i], comp[i], tops[i])
@@ -657,7 +680,15 @@ def step_batch(
         lg[0] = n
         for j in range(n):
             mk[lg[1 + j]] = True
-        terminated[i] = n == 0
+        if resets[i] >= 0:
+            terminated[i] = False
+            truncated[i] = False
+        else:
+            terminated[i] = n == 0
+            truncated[i] = max_steps > 0 and elapsed[i] >= max_steps
+        ended[i] = terminated[i] or truncated[i]
+        if ended[i]:
+            n_ended += 1
         if obs_kind == 0:
             dl = write_table(pr, st, dirty, tab[i], comp[i], tops[i])
         else:
@@ -668,7 +699,7 @@ def step_batch(
         info[i, 2] = score(pr, st)
         info[i, 3] = st[H_MOVES]
         info[i, 4] = completed_runs(st)
-    return -1
+    return n_ended
 
 
 @_jit
