@@ -389,14 +389,13 @@ def write_table(
             ln = st[pr[P_OLEN] + c]
             d = st[pr[P_ODOWN] + c]
             base = o_cols + c * L
-            row = tab[c]
             for i in range(d):
-                row[i] = 1
+                tab[c, i] = 1
             for i in range(d, ln):
-                row[i] = st[base + i] + 2
+                tab[c, i] = st[base + i] + 2
             i = ln  # past the column: zeros, up to where the last write ended
-            while i < L and row[i] != 0:
-                row[i] = 0
+            while i < L and tab[c, i] != 0:
+                tab[c, i] = 0
                 i += 1
     for s in range(4):
         comp[s] = st[H_COMP + s]
