@@ -34,6 +34,7 @@ from spider_env.fast.layout import (
     P_COPIES,
     P_DEALT,
     P_DECK_AT,
+    P_DECODE_AT,
     P_DOWNNORM,
     P_FACEDOWN_AT,
     P_KINGS,
@@ -228,7 +229,6 @@ def _discard(pr: np.ndarray, st: np.ndarray, c: int) -> int:
 def apply_action(pr: np.ndarray, st: np.ndarray, a: int) -> int:
     """Play the legal action ``a`` on ``st`` in place (mirrors ``rules.apply_legal``); return the
     bit mask of the columns it changed. An illegal ``a`` gives a meaningless state."""
-    C = pr[P_C]
     L = pr[P_L]
     o_len = pr[P_OLEN]
     o_run = pr[P_ORUN]
@@ -236,11 +236,10 @@ def apply_action(pr: np.ndarray, st: np.ndarray, a: int) -> int:
     n_move = pr[P_NMOVE]
     auto = pr[P_AUTO] != 0
     if a < n_move:
-        R = pr[P_R]
-        t = a // C
-        src = t // R
-        k = t % R + 1
-        dst = a % C
+        parts = pr[pr[P_DECODE_AT] + a]
+        src = parts & 0xFF
+        k = (parts >> 8) & 0xFF
+        dst = parts >> 16
         slen = st[o_len + src]
         dlen = st[o_len + dst]
         sbase = o_cols + src * L

@@ -21,7 +21,8 @@ are equal element by element (:func:`state_key` is their hashable form).
 Parameter vector ``pr``: the rule switches of :class:`~spider_env.core.variants.Variant` as
 plain ints (indices ``P_*`` below), read by the kernel in one place, followed by the layout,
 face-down counts, stock pile sizes, the unshuffled deck and where each card of a shuffled deck
-lands (``P_*_AT`` give the offsets).
+lands, and each move id's (source, cards, target) packed in one int (``P_*_AT`` give the
+offsets).
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ STATE_DTYPE = np.int32
     P_PILES_AT,
     P_DECK_AT,
     P_SLOTS_AT,
-) = range(35)
+    P_DECODE_AT,  # move id -> src | cards << 8 | dst << 16 (no division on the hot path)
+) = range(36)
 N_SCALARS = 40
 
 
@@ -130,7 +132,8 @@ def params(variant: Variant) -> np.ndarray:
     at_piles = at_fd + C
     at_deck = at_piles + P
     at_slots = at_deck + n
-    pr = np.zeros(at_slots + n, dtype=np.int64)
+    at_decode = at_slots + n
+    pr = np.zeros(at_decode + v.n_move_actions, dtype=np.int64)
     pr[:N_SCALARS] = 0
     scalars = {
         P_C: C,
@@ -168,6 +171,7 @@ def params(variant: Variant) -> np.ndarray:
         P_PILES_AT: at_piles,
         P_DECK_AT: at_deck,
         P_SLOTS_AT: at_slots,
+        P_DECODE_AT: at_decode,
     }
     for k, val in scalars.items():
         pr[k] = val
@@ -185,6 +189,10 @@ def params(variant: Variant) -> np.ndarray:
     for j, k in enumerate(v.stock):
         slots.extend(o_stock + j * PS + i for i in range(k))
     pr[at_slots : at_slots + n] = slots
+    R = v.max_run
+    for a in range(v.n_move_actions):  # the arithmetic of core.actions.move_parts
+        src, cards, dst = a // C // R, a // C % R + 1, a % C
+        pr[at_decode + a] = src | cards << 8 | dst << 16
     pr.setflags(write=False)
     return pr
 
