@@ -271,6 +271,7 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
     acts = np.zeros(n, dtype=np.int64)
     resets = np.full(n, -1, dtype=np.int64)
     elapsed = np.zeros(n, dtype=np.int64)
+    kernel_elapsed = np.zeros(n, dtype=np.int64)  # the kernel's own count (no limit: -1)
     rng = np.random.default_rng(1)
     seed = [np.uint64(12345)]
     kernel_time = [0.0]
@@ -289,7 +290,8 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
                 envs._pr, envs._states, acts, resets, envs._masks, envs._legal, envs._keys,
                 envs._rmode, envs._rw, envs._terminate_illegal, envs._obs_kind, envs._slots,
                 envs._tab, envs._comp, envs._tops, envs._feat, envs._rewards,
-                envs._terminated, envs._illegal, envs._info,
+                envs._terminated, envs._truncated, envs._ended, kernel_elapsed, -1,
+                envs._illegal, envs._info,
             )  # fmt: skip
             kernel_time[0] += CLOCK() - t0
             elapsed[:] += 1
