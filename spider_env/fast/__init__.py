@@ -158,7 +158,7 @@ class FastGame:
         """The state after legal ``action`` (a new vector); ``IllegalMoveError`` otherwise."""
         a = int(action)
         n = self._k.legal_ids(self.params, st, self._ids, self._keys)
-        if a not in self._ids[:n]:
+        if not (self._ids[:n] == a).any():
             from spider_env.core.rules import IllegalMoveError, apply
 
             try:  # the pure engine words the refusal
