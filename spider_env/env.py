@@ -74,6 +74,17 @@ def choose_backend(backend: str, variant: Variant, reward_fn: object) -> str:
     return "pure"
 
 
+def raise_column_overflow(state: State) -> None:
+    """The error of a table observation that cannot hold a column (``TableEncoder``'s)."""
+    v = state.variant
+    L = v.max_column_length
+    c, n = next((c, len(col)) for c, col in enumerate(state.cols) if len(col) > L)
+    raise RuntimeError(
+        f"column {c} holds {n} cards, more than the bound L={L} of {v.name}; refusing to drop "
+        "cards from the observation"
+    )
+
+
 # A reset option turns its value into (starting state, deal name, deal number or -1).
 ResetOption = Callable[[Variant, Any], tuple[State, str, int]]
 
@@ -679,6 +690,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         )  # fmt: skip
         self._mask = mask
         self._done = int(self._cinfo[0]) == 0
+        if self._cinfo[1] < 0:
+            raise_column_overflow(self.state)
         obs = self._observe_compiled(int(self._cinfo[1]))
         return obs, self._info_compiled(False)
 
@@ -692,6 +705,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             )  # fmt: skip
             self._mask = mask
             self._state = None
+            if self._cinfo[1] < 0:
+                raise_column_overflow(self.state)
             info = self._info_compiled(False)
             terminated = info["legal_action_count"] == 0
             self._done = terminated

@@ -20,7 +20,7 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 from spider_env.core.actions import describe
 from spider_env.core.rules import IllegalMoveError, explain_illegal
 from spider_env.core.state import State
-from spider_env.env import DEAL_NUMBER_RANGE, SpiderEnv, choose_backend
+from spider_env.env import DEAL_NUMBER_RANGE, SpiderEnv, choose_backend, raise_column_overflow
 from spider_env.fast import load_kernel
 from spider_env.fast.layout import P_SIZE, STATE_DTYPE, from_array, params, to_array
 from spider_env.observation import feature_width, globals_width
@@ -399,11 +399,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         if drawn:
             self._reset_from_rngs(np.array(drawn, dtype=np.int64))
         self._cached_states.clear()
-        self._k.observe_rows(
-            self._pr, self._states, rows.astype(np.int64), self._masks, self._legal,
-            self._keys, self._obs_kind, self._slots, self._tab, self._comp, self._tops,
-            self._feat, self._info,
-        )  # fmt: skip
+        self._observe_rows(rows)
         return self._make_info(rows_mask, np.zeros(self.num_envs, dtype=bool))
 
     def _step_compiled(self, a: np.ndarray, resetting: np.ndarray | None) -> dict[str, Any]:
@@ -422,10 +418,28 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             self._info,
         )  # fmt: skip
         if n_ended < 0:
-            self._out_of_range(a, -1 - n_ended)
+            self._cached_states.clear()
+            if n_ended >= -self.num_envs:
+                self._out_of_range(a, -1 - n_ended)
+            self._overflow(-1 - self.num_envs - n_ended)
         self._n_ended = n_ended
         self._cached_states.clear()
         return self._make_info(self._all_true, self._illegal)
+
+    def _observe_rows(self, rows: np.ndarray) -> None:
+        overflow = self._k.observe_rows(
+            self._pr, self._states, rows.astype(np.int64), self._masks, self._legal,
+            self._keys, self._obs_kind, self._slots, self._tab, self._comp, self._tops,
+            self._feat, self._info,
+        )  # fmt: skip
+        if overflow >= 0:
+            self._overflow(overflow)
+
+    def _overflow(self, i: int) -> None:
+        try:
+            raise_column_overflow(self.states()[i])
+        except RuntimeError as exc:
+            raise RuntimeError(f"env {i}: {exc}") from None
 
     def _reset_from_rngs(self, rows: np.ndarray) -> None:
         deals = np.empty(len(rows), dtype=np.uint64)
@@ -496,7 +510,10 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
                 if self._dead[i]:  # dealt with no legal action: the game ends here
                     obs, reward, term, info = self._env_obs[i], 0.0, True, self._reset_infos[i]
                 else:
-                    obs, reward, term, _, info = env.step(int(a[i]))
+                    try:
+                        obs, reward, term, _, info = env.step(int(a[i]))
+                    except RuntimeError as exc:  # a column outgrew the table observation
+                        raise RuntimeError(f"env {i}: {exc}") from None
                 self._rewards[i], self._terminated[i] = reward, term
                 self._truncated[i] = max_steps > 0 and self._elapsed[i] >= max_steps
             self._env_obs[i] = obs
@@ -539,11 +556,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             self._obs_buf = concatenate(self.single_observation_space, self._env_obs, self._obs_buf)
         else:
             self._reset_from_rngs(rows)
-            self._k.observe_rows(
-                self._pr, self._states, rows.astype(np.int64), self._masks, self._legal,
-                self._keys, self._obs_kind, self._slots, self._tab, self._comp, self._tops,
-                self._feat, self._info,
-            )  # fmt: skip
+            self._observe_rows(rows)
             illegal = self._illegal.copy()
             illegal[rows] = False
             new_info = self._make_info(self._all_true, illegal)

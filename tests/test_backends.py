@@ -15,14 +15,17 @@ import numpy as np
 import pytest
 from conftest import mv, position, run
 from gymnasium.utils.env_checker import check_env, data_equivalence
+from test_fast_differential import GROWING, MOVE_0_TO_5
 
 import spider_env as se
 from spider_env.core.deals import deal_to_text, deck, generate_deal
 from spider_env.core.interop import pysol_game_id, pysol_state
-from spider_env.core.rules import IllegalMoveError, legal_actions
+from spider_env.core.rules import IllegalMoveError, apply, legal_actions
+from spider_env.core.state import State
 from spider_env.env import SpiderEnv
 from spider_env.registration import ENV_IDS
 from spider_env.rewards import RunsReward, ScoreReward, ShapedReward
+from spider_env.vector import SpiderVectorEnv
 
 ALL_IDS = sorted(ENV_IDS)
 UNDO_IDS = [i for i in ALL_IDS if se.get_variant(ENV_IDS[i] or "spider-4suit").undo]
@@ -354,3 +357,25 @@ def test_check_env_passes_on_compiled_envs(obs: dict) -> None:
             warnings.simplefilter("ignore")
         check_env(env)
     assert env.backend == "compiled"
+
+
+def test_a_column_outgrowing_the_table_is_refused_alike_by_both_backends() -> None:
+    # simple-simon, L = 20: moving 5S..AS onto a 19-card column ending in 6H makes 24 cards.
+    state = State.from_text(GROWING.format(six5="6H", six3="6S"))
+    errors = []
+    for backend in ("compiled", "pure"):
+        env = SpiderEnv(variant="simple-simon", backend=backend)
+        env.reset(options={"state": state})
+        with pytest.raises(RuntimeError, match="refusing to drop cards") as err:
+            env.step(MOVE_0_TO_5)
+        errors.append(str(err.value))
+        assert env.state == apply(state, MOVE_0_TO_5)  # the move was played, as in the pure env
+        flat = SpiderEnv(variant="simple-simon", backend=backend, obs_mode="flat")
+        flat.reset(options={"state": state})
+        flat.step(MOVE_0_TO_5)  # the feature encoding has no such bound
+        envs = SpiderVectorEnv(2, variant="simple-simon", backend=backend)
+        envs.reset(options={"state": [state, state]})
+        legal = int(np.flatnonzero(envs.action_masks()[0])[0])
+        with pytest.raises(RuntimeError, match="env 1: column 5 holds 24 cards"):
+            envs.step(np.array([legal if legal != MOVE_0_TO_5 else 0, MOVE_0_TO_5]))
+    assert errors[0] == errors[1]

@@ -20,11 +20,13 @@ code of a search player can call them directly, without the Python call overhead
 from __future__ import annotations
 
 import importlib.util
+import operator
 import warnings
 from typing import Any
 
 import numpy as np
 
+from spider_env.core.actions import check_action_id
 from spider_env.core.state import State
 from spider_env.core.variants import Variant, get_variant
 from spider_env.fast.layout import (
@@ -156,7 +158,7 @@ class FastGame:
 
     def apply(self, st: np.ndarray, action: int) -> np.ndarray:
         """The state after legal ``action`` (a new vector); ``IllegalMoveError`` otherwise."""
-        a = int(action)
+        a = check_action_id(self.variant, action)  # TypeError/ValueError for non-ids
         n = self._k.legal_ids(self.params, st, self._ids, self._keys)
         if not (self._ids[:n] == a).any():
             from spider_env.core.rules import IllegalMoveError, apply
@@ -172,8 +174,9 @@ class FastGame:
 
     def apply_inplace(self, st: np.ndarray, action: int) -> None:
         """Play ``action``, known legal, on ``st`` in place (unchecked, like
-        ``rules.apply_legal``)."""
-        self._k.apply_action(self.params, st, int(action))
+        ``rules.apply_legal``: an illegal id gives a meaningless state; a non-int is a
+        ``TypeError``)."""
+        self._k.apply_action(self.params, st, operator.index(action))
 
     @staticmethod
     def copy(st: np.ndarray) -> np.ndarray:

@@ -40,6 +40,7 @@ from spider_env.fast.layout import (
     P_KINGS,
     P_L,
     P_LAYOUT_AT,
+    P_LOBS,
     P_NACT,
     P_NCARDS,
     P_NDEAL,
@@ -377,15 +378,20 @@ def write_table(
     tops: np.ndarray,
 ) -> int:
     """The ``dict`` observation (``observation.TableEncoder``): rows of ``tab`` (``(C, L)``
-    int8) for the columns in bit mask ``dirty``, then ``comp`` (4) and ``tops`` (P, filled only
-    where pile tops are visible). Returns deals left. ``tab`` must hold the previous
-    observation (or zeros): past a column's cards only its nonzero tail is cleared."""
+    int8, ``L = max_column_length``) for the columns in bit mask ``dirty``, then ``comp`` (4)
+    and ``tops`` (P, filled only where pile tops are visible). Returns deals left, or -1 when a
+    column holds more than ``L`` cards (only positions given as a ``State`` get there): the
+    caller raises, as ``TableEncoder`` does. ``tab`` must hold the previous observation (or
+    zeros): past a column's cards only its nonzero tail is cleared."""
     C = pr[P_C]
     L = pr[P_L]
+    Lo = pr[P_LOBS]
     o_cols = pr[P_OCOLS]
     for c in range(C):
         if dirty & (1 << c):
             ln = st[pr[P_OLEN] + c]
+            if ln > Lo:
+                return -1
             d = st[pr[P_ODOWN] + c]
             base = o_cols + c * L
             for i in range(d):
@@ -393,7 +399,7 @@ def write_table(
             for i in range(d, ln):
                 tab[c, i] = st[base + i] + 2
             i = ln  # past the column: zeros, up to where the last write ended
-            while i < L and tab[c, i] != 0:
+            while i < Lo and tab[c, i] != 0:
                 tab[c, i] = 0
                 i += 1
     for s in range(4):
@@ -626,8 +632,9 @@ def step_batch(
     ``max_steps > 0``), ``ended = terminated | truncated`` and ``info[i] = [n_legal, deals_left,
     score, moves, completed_runs]`` are written for every game.
 
-    Returns how many games ended, or ``-1 - i`` (before changing anything) where game ``i``'s
-    action is out of range (actions of games being reset are ignored)."""
+    Returns how many games ended; or ``-1 - i`` (before changing anything) where game ``i``'s
+    action is out of range (actions of games being reset are ignored); or ``-1 - N - i`` after
+    the step when game ``i``'s table observation could not hold a column (``write_table``)."""
     N = states.shape[0]
     n_act = pr[P_NACT]
     for i in range(N):
@@ -635,6 +642,7 @@ def step_batch(
             return -1 - i
     full = (1 << pr[P_C]) - 1
     n_ended = 0
+    overflow = -1
     for i in range(N):
         st = states[i]
         lg = legal[i]
@@ -689,6 +697,8 @@ def step_batch(
             n_ended += 1
         if obs_kind == 0:
             dl = write_table(pr, st, dirty, tab[i], comp[i], tops[i])
+            if dl < 0 and overflow < 0:
+                overflow = i
         else:
             write_features(pr, st, dirty, slots, feat[i])
             dl = deals_left(pr, st)
@@ -697,6 +707,8 @@ def step_batch(
         info[i, 2] = score(pr, st)
         info[i, 3] = st[H_MOVES]
         info[i, 4] = completed_runs(st)
+    if overflow >= 0:
+        return -1 - N - overflow
     return n_ended
 
 
@@ -715,10 +727,12 @@ def observe_rows(
     tops: np.ndarray,
     feat: np.ndarray,
     info: np.ndarray,
-) -> None:
+) -> int:
     """Rebuild legal ids, mask, the whole observation and ``info`` of the games ``rows`` (after
-    their states were set from outside: a reset)."""
+    their states were set from outside: a reset). Returns -1, or the first game whose table
+    observation could not hold a column."""
     full = (1 << pr[P_C]) - 1
+    overflow = -1
     for r in range(rows.shape[0]):
         i = rows[r]
         st = states[i]
@@ -731,6 +745,8 @@ def observe_rows(
             mk[lg[1 + j]] = True
         if obs_kind == 0:
             dl = write_table(pr, st, full, tab[i], comp[i], tops[i])
+            if dl < 0 and overflow < 0:
+                overflow = i
         else:
             write_features(pr, st, full, slots, feat[i])
             dl = deals_left(pr, st)
@@ -739,6 +755,7 @@ def observe_rows(
         info[i, 2] = score(pr, st)
         info[i, 3] = st[H_MOVES]
         info[i, 4] = completed_runs(st)
+    return overflow
 
 
 @_jit

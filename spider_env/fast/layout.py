@@ -1,7 +1,8 @@
 """The array form of a position: one ``int32`` vector per game, and the variant as one ``int64``
 parameter vector. Pure NumPy (no numba): the conversions both ways are exact.
 
-State vector ``st`` (length :func:`state_size`), with ``C`` columns, ``L`` the column bound,
+State vector ``st`` (length :func:`state_size`), with ``C`` columns, ``L`` the column capacity
+(the deck size: any valid position fits; the observation's bound is ``max_column_length``),
 ``P`` stock piles of at most ``PS`` cards:
 
 =================  ===========================================================================
@@ -49,7 +50,7 @@ STATE_DTYPE = np.int32
 (
     P_C,  # columns
     P_R,  # longest movable group (action encoding)
-    P_L,  # column bound
+    P_L,  # column capacity of the state vector: the deck size (no column can hold more)
     P_NP,  # stock piles
     P_PS,  # largest pile
     P_NMOVE,
@@ -83,7 +84,8 @@ STATE_DTYPE = np.int32
     P_DECK_AT,
     P_SLOTS_AT,
     P_DECODE_AT,  # move id -> src | cards << 8 | dst << 16 (no division on the hot path)
-) = range(36)
+    P_LOBS,  # L of the observation (Variant.max_column_length): columns of the "tableau"
+) = range(37)
 N_SCALARS = 40
 
 
@@ -117,7 +119,10 @@ def params(variant: Variant) -> np.ndarray:
     """The ``int64`` parameter vector of ``variant`` (cached; do not modify it)."""
     check_supported(variant)
     v = variant
-    C, L, P = v.n_columns, v.max_column_length, len(v.stock)
+    # Columns are stored with room for the whole deck: the observation's bound
+    # L = max_column_length holds only for positions reached from a deal, and a position given
+    # as a State may grow past it (the table observation then refuses, as the pure env's does).
+    C, L, P = v.n_columns, v.n_cards, len(v.stock)
     PS = max(v.stock, default=0)
     o_len = HEADER
     o_down = o_len + C
@@ -172,6 +177,7 @@ def params(variant: Variant) -> np.ndarray:
         P_DECK_AT: at_deck,
         P_SLOTS_AT: at_slots,
         P_DECODE_AT: at_decode,
+        P_LOBS: v.max_column_length,
     }
     for k, val in scalars.items():
         pr[k] = val
