@@ -289,7 +289,8 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
             k.step_batch(
                 envs._pr, envs._states, acts, resets, envs._masks, envs._legal, envs._keys,
                 envs._rmode, envs._rw, envs._terminate_illegal, envs._obs_kind, envs._slots,
-                envs._tab, envs._comp, envs._tops, envs._feat, envs._rewards,
+                envs._tab.reshape(envs.num_envs, -1), envs._comp, envs._tops, envs._feat,
+                envs._rewards,
                 envs._terminated, envs._truncated, envs._ended, kernel_elapsed, -1,
                 envs._illegal, envs._info,
             )  # fmt: skip

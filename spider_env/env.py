@@ -684,9 +684,10 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             self._deal_name, self._deal_number = f"{v.name}#{n}", n
             self._state = None
         mask = np.empty(self.n_actions, dtype=bool)
+        tab = self._ctab.reshape(-1)  # the kernel writes the table as one flat row
         _K.observe_one(
             self._pr, self._st, mask, self._ids, self._keys, self._obs_kind, self._slots,
-            self._ctab, self._ccomp, self._ctops, self._cfeat, self._cinfo,
+            tab, self._ccomp, self._ctops, self._cfeat, self._cinfo,
         )  # fmt: skip
         self._mask = mask
         self._done = int(self._cinfo[0]) == 0
@@ -698,9 +699,10 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     def _step_compiled(self, a: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self._mask[a]:
             mask = np.empty(self.n_actions, dtype=bool)
+            tab = self._ctab.reshape(-1)
             reward = _K.step_one(
                 self._pr, self._st, a, mask, self._ids, self._keys, self._rmode, self._rw,
-                self._obs_kind, self._slots, self._ctab, self._ccomp, self._ctops, self._cfeat,
+                self._obs_kind, self._slots, tab, self._ccomp, self._ctops, self._cfeat,
                 self._cinfo,
             )  # fmt: skip
             self._mask = mask

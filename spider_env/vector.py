@@ -206,6 +206,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self._deal_numbers = np.full(N, -1, dtype=np.int64)
         self._cached_states: dict[int, State] = {}
         self._all_true = np.ones(N, dtype=bool)
+        self._given_all = np.ones((9, N), dtype=bool)  # the "_key" masks with copy=False
         self._variant_info = np.full(N, proto._variant_spec, dtype=object)
 
     # --- public helpers ----------------------------------------------------------------------
@@ -410,10 +411,11 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
                 n = int(self._rngs[i].integers(0, DEAL_NUMBER_RANGE))
                 resets[i] = n
                 self._deal_names[i], self._deal_numbers[i] = f"{self.variant.name}#{n}", n
+        tab = self._tab.reshape(self.num_envs, -1)  # the kernel writes each table as one row
         n_ended = self._k.step_batch(
             self._pr, self._states, a, resets, self._masks, self._legal, self._keys,
             self._rmode, self._rw, self._terminate_illegal, self._obs_kind, self._slots,
-            self._tab, self._comp, self._tops, self._feat, self._rewards, self._terminated,
+            tab, self._comp, self._tops, self._feat, self._rewards, self._terminated,
             self._truncated, self._ended, self._elapsed, self._max_steps, self._illegal,
             self._info,
         )  # fmt: skip
@@ -427,9 +429,10 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         return self._make_info(self._all_true, self._illegal)
 
     def _observe_rows(self, rows: np.ndarray) -> None:
+        tab = self._tab.reshape(self.num_envs, -1)
         overflow = self._k.observe_rows(
             self._pr, self._states, rows.astype(np.int64), self._masks, self._legal,
-            self._keys, self._obs_kind, self._slots, self._tab, self._comp, self._tops,
+            self._keys, self._obs_kind, self._slots, tab, self._comp, self._tops,
             self._feat, self._info,
         )  # fmt: skip
         if overflow >= 0:
@@ -451,25 +454,30 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self._cached_states.clear()
 
     def _make_info(self, given: np.ndarray, illegal: np.ndarray) -> dict[str, Any]:
-        """``SyncVectorEnv``'s layout of the env's info, for the games in ``given``."""
-        n_legal, deals, score, moves, runs = self._info.T.copy()  # fresh rows, views of one copy
+        """``SyncVectorEnv``'s layout of the env's info, for the games in ``given``. With
+        ``copy=False`` and every game given, the arrays are views of the env's buffers (like
+        its observations: overwritten by the next call)."""
+        fresh = self.copy or not given.all()
+        info = self._info.T.copy() if fresh else self._info.T
+        n_legal, deals, score, moves, runs = info
         values: dict[str, np.ndarray] = {
-            "action_mask": self._masks.copy() if self.copy else self._masks,
+            "action_mask": self._masks.copy() if fresh else self._masks,
             "score": score,
             "moves": moves,
             "completed_runs": runs,
             "deals_left": deals,
             "is_success": runs >= self.variant.runs_to_win,
             "legal_action_count": n_legal,
-            "illegal_action": illegal.copy(),
-            "variant": self._variant_info.copy(),
+            "illegal_action": illegal.copy() if fresh else illegal,
+            "variant": self._variant_info.copy() if fresh else self._variant_info,
         }
-        masks = np.empty((len(values), self.num_envs), dtype=bool)
-        masks[:] = given
+        if fresh:
+            masks = np.empty((len(values), self.num_envs), dtype=bool)
+            masks[:] = given
+        else:
+            masks = self._given_all
         out: dict[str, Any] = {}
         if not given.all():
-            if not self.copy:
-                values["action_mask"] = values["action_mask"].copy()
             for arr in values.values():
                 arr[~given] = None if arr.dtype == object else 0
         for m, (key, arr) in enumerate(values.items()):

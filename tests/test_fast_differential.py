@@ -132,7 +132,7 @@ class Mirror:
         self.deals_left = -1
         self.table_ok = True  # False once a column outgrew L: the table is no longer kept
         if obs:
-            self.write((1 << C) - 1)
+            self.write((1 << C) - 1, full=True)
 
     def copy(self) -> Mirror:
         m = object.__new__(Mirror)
@@ -142,8 +142,10 @@ class Mirror:
         m.rows = {k: r.copy() for k, r in self.rows.items()}
         return m
 
-    def write(self, dirty: int) -> None:
-        self.deals_left = K.write_table(self.pr, self.st, dirty, self.tab, self.comp, self.tops)
+    def write(self, dirty: int, full: bool = False) -> None:
+        self.deals_left = K.write_table(
+            self.pr, self.st, dirty, full, self.tab.reshape(-1), self.comp, self.tops
+        )
         for k, row in self.rows.items():
             K.write_features(self.pr, self.st, dirty, k, row)
 
