@@ -74,6 +74,47 @@ def choose_backend(backend: str, variant: Variant, reward_fn: object) -> str:
     return "pure"
 
 
+#: The keys of ``info`` after every reset and step, in order (the "Information" section of the
+#: ``SpiderEnv`` docstring); :func:`make_info` is the one place that builds it.
+INFO_KEYS = (
+    "action_mask",
+    "score",
+    "moves",
+    "completed_runs",
+    "deals_left",
+    "is_success",
+    "legal_action_count",
+    "illegal_action",
+    "variant",
+)
+
+
+def make_info(
+    action_mask: Any,
+    score: Any,
+    moves: Any,
+    completed_runs: Any,
+    deals_left: Any,
+    is_success: Any,
+    legal_action_count: Any,
+    illegal_action: Any,
+    variant: Any,
+) -> dict[str, Any]:
+    """The ``info`` dict (:data:`INFO_KEYS`) of one env (scalars) or of a vector env (arrays
+    over its games)."""
+    return {
+        "action_mask": action_mask,
+        "score": score,
+        "moves": moves,
+        "completed_runs": completed_runs,
+        "deals_left": deals_left,
+        "is_success": is_success,
+        "legal_action_count": legal_action_count,
+        "illegal_action": illegal_action,
+        "variant": variant,
+    }
+
+
 def raise_column_overflow(state: State) -> None:
     """The error of a table observation that cannot hold a column (``TableEncoder``'s)."""
     v = state.variant
@@ -583,15 +624,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             obs = self._observe(new)
             info = self._info(new, len(legal), False)
         else:
-            if self.illegal_action == "raise":
-                raise IllegalMoveError(
-                    f"illegal action {a} ({describe(self.variant, a)}): {explain_illegal(st, a)}"
-                )
-            reward = self.illegal_reward
-            terminated = self.illegal_action == "terminate"
-            self._done = terminated
-            self._last = (a, explain_illegal(st, a))
-            self._mask = self._mask.copy()  # each step returns its own arrays
+            reward, terminated = self._refuse(a, st)
             obs = self._observe(st)
             info = self._info(st, len(legal_actions(st)), True)
         if self.render_mode == "human":
@@ -614,6 +647,18 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         return None
 
     # --- internals -------------------------------------------------------------------------
+    def _refuse(self, a: int, st: State) -> tuple[float, bool]:
+        """The ``illegal_action`` policy for an action that is not legal in ``st``: raise, or
+        the penalty and whether the episode ends (the state stays as it is)."""
+        why = explain_illegal(st, a)
+        if self.illegal_action == "raise":
+            raise IllegalMoveError(f"illegal action {a} ({describe(self.variant, a)}): {why}")
+        terminated = self.illegal_action == "terminate"
+        self._done = terminated
+        self._last = (a, why)
+        self._mask = self._mask.copy()  # each step returns its own arrays
+        return self.illegal_reward, terminated
+
     def _init_compiled(self, feature_slots: int) -> None:
         """Buffers of the compiled path: the state vector, legal ids, observation rows."""
         global _K
@@ -660,17 +705,10 @@ class SpiderEnv(gym.Env[Any, np.int64]):
 
     def _info_compiled(self, illegal: bool) -> dict[str, Any]:
         n_legal, deals, score, moves, runs = self._cinfo.tolist()
-        return {
-            "action_mask": self._mask,
-            "score": score,
-            "moves": moves,
-            "completed_runs": runs,
-            "deals_left": deals,
-            "is_success": runs >= self.variant.runs_to_win,
-            "legal_action_count": n_legal,
-            "illegal_action": illegal,
-            "variant": self._variant_spec,
-        }
+        return make_info(
+            self._mask, score, moves, runs, deals, runs >= self.variant.runs_to_win, n_legal,
+            illegal, self._variant_spec,
+        )  # fmt: skip
 
     def _reset_compiled(self, options: dict[str, Any] | None) -> tuple[Any, dict[str, Any]]:
         v = self.variant
@@ -716,15 +754,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             obs = self._observe_compiled(info["deals_left"])
         else:
             st = self.state
-            if self.illegal_action == "raise":
-                raise IllegalMoveError(
-                    f"illegal action {a} ({describe(self.variant, a)}): {explain_illegal(st, a)}"
-                )
-            reward = self.illegal_reward
-            terminated = self.illegal_action == "terminate"
-            self._done = terminated
-            self._last = (a, explain_illegal(st, a))
-            self._mask = self._mask.copy()  # each step returns its own arrays
+            reward, terminated = self._refuse(a, st)
             obs = self._observe_compiled(st.deals_left)
             info = self._info_compiled(True)
         if self.render_mode == "human":
@@ -764,21 +794,15 @@ class SpiderEnv(gym.Env[Any, np.int64]):
 
     def _info(self, state: State, n_legal: int, illegal: bool) -> dict[str, Any]:
         runs = sum(state.completed)
-        return {
-            "action_mask": self._mask,
-            "score": state.score,
-            "moves": state.moves,
-            "completed_runs": runs,
-            "deals_left": state.deals_left,
-            "is_success": runs >= self.variant.runs_to_win,
-            "legal_action_count": n_legal,
-            "illegal_action": illegal,
-            "variant": self._variant_spec,
-        }
+        return make_info(
+            self._mask, state.score, state.moves, runs, state.deals_left,
+            runs >= self.variant.runs_to_win, n_legal, illegal, self._variant_spec,
+        )  # fmt: skip
 
 
 __all__ = [
     "DEFAULT_MAX_EPISODE_STEPS",
+    "INFO_KEYS",
     "RESET_OPTIONS",
     "SpiderEnv",
     "UnsupportedRenderMode",

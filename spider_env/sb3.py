@@ -25,20 +25,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the trai
         f"(or stable-baselines3) ({exc})"
     ) from None
 
+from spider_env.env import INFO_KEYS
 from spider_env.vector import SpiderVectorEnv
-
-# The per-game info keys copied into SB3's info dicts (SpiderEnv's info, see its docstring).
-_INFO_KEYS = (
-    "action_mask",
-    "score",
-    "moves",
-    "completed_runs",
-    "deals_left",
-    "is_success",
-    "legal_action_count",
-    "illegal_action",
-    "variant",
-)
 
 
 class SpiderSB3VecEnv(VecEnv):
@@ -172,7 +160,7 @@ class SpiderSB3VecEnv(VecEnv):
 def _split(info: dict[str, Any], n: int) -> list[dict[str, Any]]:
     """SyncVectorEnv-style batched info -> one dict per game (only the keys it was given)."""
     out: list[dict[str, Any]] = [{} for _ in range(n)]
-    for key in _INFO_KEYS:
+    for key in INFO_KEYS:
         if key not in info:
             continue
         values, given = info[key], info["_" + key]

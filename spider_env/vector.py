@@ -20,7 +20,14 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 from spider_env.core.actions import describe
 from spider_env.core.rules import IllegalMoveError, explain_illegal
 from spider_env.core.state import State
-from spider_env.env import DEAL_NUMBER_RANGE, SpiderEnv, choose_backend, raise_column_overflow
+from spider_env.env import (
+    DEAL_NUMBER_RANGE,
+    INFO_KEYS,
+    SpiderEnv,
+    choose_backend,
+    make_info,
+    raise_column_overflow,
+)
 from spider_env.fast import load_kernel
 from spider_env.fast.layout import P_SIZE, STATE_DTYPE, from_array, params, to_array
 from spider_env.observation import feature_width, globals_width
@@ -206,7 +213,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self._deal_numbers = np.full(N, -1, dtype=np.int64)
         self._cached_states: dict[int, State] = {}
         self._all_true = np.ones(N, dtype=bool)
-        self._given_all = np.ones((9, N), dtype=bool)  # the "_key" masks with copy=False
+        self._given_all = np.ones((len(INFO_KEYS), N), dtype=bool)  # "_key" masks, copy=False
         self._variant_info = np.full(N, proto._variant_spec, dtype=object)
 
     # --- public helpers ----------------------------------------------------------------------
@@ -460,17 +467,11 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         fresh = self.copy or not given.all()
         info = self._info.T.copy() if fresh else self._info.T
         n_legal, deals, score, moves, runs = info
-        values: dict[str, np.ndarray] = {
-            "action_mask": self._masks.copy() if fresh else self._masks,
-            "score": score,
-            "moves": moves,
-            "completed_runs": runs,
-            "deals_left": deals,
-            "is_success": runs >= self.variant.runs_to_win,
-            "legal_action_count": n_legal,
-            "illegal_action": illegal.copy() if fresh else illegal,
-            "variant": self._variant_info.copy() if fresh else self._variant_info,
-        }
+        values: dict[str, np.ndarray] = make_info(
+            self._masks.copy() if fresh else self._masks, score, moves, runs, deals,
+            runs >= self.variant.runs_to_win, n_legal, illegal.copy() if fresh else illegal,
+            self._variant_info.copy() if fresh else self._variant_info,
+        )  # fmt: skip
         if fresh:
             masks = np.empty((len(values), self.num_envs), dtype=bool)
             masks[:] = given

@@ -534,6 +534,49 @@ def reward_of(
     return 1.0 if won and runs0 < pr[P_TOWIN] else 0.0
 
 
+# --- pieces of a step ---------------------------------------------------------------------------
+
+
+@_jit_inline
+def _write_obs(
+    pr: np.ndarray,
+    st: np.ndarray,
+    dirty: int,
+    full: bool,
+    obs_kind: int,
+    slots: int,
+    tab: np.ndarray,
+    comp: np.ndarray,
+    tops: np.ndarray,
+    feat: np.ndarray,
+) -> int:
+    """The observation of the ``dirty`` columns (``obs_kind`` 0: the table, 1: the features
+    row); returns deals left, or -1 when the table cannot hold a column."""
+    if obs_kind == 0:
+        return write_table(pr, st, dirty, full, tab, comp, tops)
+    write_features(pr, st, dirty, slots, feat)
+    return deals_left(pr, st)
+
+
+@_jit_inline
+def _new_mask(pr: np.ndarray, mask: np.ndarray, legal: np.ndarray, n: int) -> None:
+    """``mask`` True exactly at the ``n`` ids of ``legal``."""
+    for i in range(pr[P_NACT]):
+        mask[i] = False
+    for i in range(n):
+        mask[legal[i]] = True
+
+
+@_jit_inline
+def _set_info(st: np.ndarray, n: int, dl: int, score1: int, info: np.ndarray) -> None:
+    """``info = [n_legal, deals_left, score, moves, completed_runs]``."""
+    info[0] = n
+    info[1] = dl
+    info[2] = score1
+    info[3] = st[H_MOVES]
+    info[4] = completed_runs(st)
+
+
 # --- one step of one game -----------------------------------------------------------------------
 
 
@@ -565,21 +608,11 @@ def step_one(
     v0 = st[H_REVEALS]
     dirty = apply_action(pr, st, a)
     n = legal_ids(pr, st, legal, keys)
-    for i in range(pr[P_NACT]):
-        mask[i] = False
-    for i in range(n):
-        mask[legal[i]] = True
-    if obs_kind == 0:
-        dl = write_table(pr, st, dirty, False, tab, comp, tops)
-    else:
-        write_features(pr, st, dirty, slots, feat)
-        dl = deals_left(pr, st)
-    info[0] = n
-    info[1] = dl
-    info[2] = score(pr, st)
-    info[3] = st[H_MOVES]
-    info[4] = completed_runs(st)
-    return reward(pr, mode, w, s0, r0, v0, st)
+    _new_mask(pr, mask, legal, n)
+    dl = _write_obs(pr, st, dirty, False, obs_kind, slots, tab, comp, tops, feat)
+    s1 = score(pr, st)
+    _set_info(st, n, dl, s1, info)
+    return reward_of(pr, mode, w, s0, r0, v0, s1, st)
 
 
 @_jit
@@ -599,21 +632,10 @@ def observe_one(
 ) -> None:
     """Legal ids, mask, the whole observation and ``info`` of ``st`` (after a reset)."""
     n = legal_ids(pr, st, legal, keys)
-    for i in range(pr[P_NACT]):
-        mask[i] = False
-    for i in range(n):
-        mask[legal[i]] = True
+    _new_mask(pr, mask, legal, n)
     full = (1 << pr[P_C]) - 1
-    if obs_kind == 0:
-        dl = write_table(pr, st, full, True, tab, comp, tops)
-    else:
-        write_features(pr, st, full, slots, feat)
-        dl = deals_left(pr, st)
-    info[0] = n
-    info[1] = dl
-    info[2] = score(pr, st)
-    info[3] = st[H_MOVES]
-    info[4] = completed_runs(st)
+    dl = _write_obs(pr, st, full, True, obs_kind, slots, tab, comp, tops, feat)
+    _set_info(st, n, dl, score(pr, st), info)
 
 
 # --- N games in one call ------------------------------------------------------------------------
@@ -725,19 +747,13 @@ def step_batch(
         ended[i] = terminated[i] or truncated[i]
         if ended[i]:
             n_ended += 1
-        if obs_kind == 0:
-            dl = write_table(pr, st, dirty, resets[i] >= 0, tab[i], comp[i], tops[i])
-            if dl < 0 and overflow < 0:
-                overflow = i
-        else:
-            write_features(pr, st, dirty, slots, feat[i])
-            dl = deals_left(pr, st)
-        info[i, 0] = n
-        info[i, 1] = dl
-        if resets[i] >= 0:
-            info[i, 2] = score(pr, st)
-        info[i, 3] = st[H_MOVES]
-        info[i, 4] = completed_runs(st)
+        dl = _write_obs(
+            pr, st, dirty, resets[i] >= 0, obs_kind, slots, tab[i], comp[i], tops[i], feat[i]
+        )
+        if dl < 0 and overflow < 0:
+            overflow = i
+        s1 = score(pr, st) if resets[i] >= 0 else info[i, 2]  # a step stored it already
+        _set_info(st, n, dl, s1, info[i])
     if overflow >= 0:
         return -1 - N - overflow
     return n_ended
@@ -768,24 +784,13 @@ def observe_rows(
         i = rows[r]
         st = states[i]
         lg = legal[i]
-        mk = masks[i]
-        mk[:] = False
         n = legal_ids(pr, st, lg[1:], keys)
         lg[0] = n
-        for j in range(n):
-            mk[lg[1 + j]] = True
-        if obs_kind == 0:
-            dl = write_table(pr, st, full, True, tab[i], comp[i], tops[i])
-            if dl < 0 and overflow < 0:
-                overflow = i
-        else:
-            write_features(pr, st, full, slots, feat[i])
-            dl = deals_left(pr, st)
-        info[i, 0] = n
-        info[i, 1] = dl
-        info[i, 2] = score(pr, st)
-        info[i, 3] = st[H_MOVES]
-        info[i, 4] = completed_runs(st)
+        _new_mask(pr, masks[i], lg[1:], n)
+        dl = _write_obs(pr, st, full, True, obs_kind, slots, tab[i], comp[i], tops[i], feat[i])
+        if dl < 0 and overflow < 0:
+            overflow = i
+        _set_info(st, n, dl, score(pr, st), info[i])
     return overflow
 
 
