@@ -804,7 +804,9 @@ def reset_rows(pr: np.ndarray, states: np.ndarray, rows: np.ndarray, deals: np.n
 @_jit
 def sample_legal(legal: np.ndarray, out: np.ndarray, seed: np.uint64) -> np.uint64:
     """A uniformly random legal id per game (``legal[i, 0]`` ids in ``legal[i, 1:]``), or
-    ``-1`` where none; for benchmarks and random baselines. Returns the next seed."""
+    ``-1`` where none; for benchmarks and random baselines. Returns the next seed (a uint64:
+    from Python, pass it back as ``np.uint64(seed)``, since a plain int of 2**63 or more does
+    not convert)."""
     x = np.uint64(seed)
     for i in range(legal.shape[0]):
         n = legal[i, 0]
