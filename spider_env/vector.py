@@ -32,6 +32,7 @@ from spider_env.fast import load_kernel
 from spider_env.fast.layout import P_SIZE, STATE_DTYPE, from_array, params, to_array
 from spider_env.observation import feature_width, globals_width
 from spider_env.rewards import kernel_reward
+from spider_env.wrappers import deal_sequence
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 # The info keys of every step, in SyncVectorEnv's layout (value arrays + "_key" masks).
@@ -85,8 +86,11 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     ``RuntimeError`` instead: its episode is over at the reset, which its ``info`` shows as
     ``legal_action_count == 0``; a vector env must keep every game going.)
 
-    New games' deals are drawn from each sub-env's own generator, as ``SpiderEnv.reset``
-    does: ``reset(seed=s)`` seeds game ``i`` with ``s + i`` (a list gives one seed per game).
+    New games' deals are drawn from each game's own generator, as ``SpiderEnv.reset`` does:
+    ``reset(seed=s)`` seeds game ``i`` with ``s + i`` (a list gives one seed per game). With
+    ``deal_numbers`` (a ``range`` or sequence of ints below 2**63) every new game plays one of
+    them, drawn as ``spider_env.wrappers.DealRange(env, deal_numbers)`` draws for a single env
+    (e.g. a training range that leaves out evaluation deals).
 
     ## Reset options
     Those of ``SpiderEnv`` (``deal``, ``deal_text``, ``state_text``, ``state``, ``pysol_game``),
@@ -101,6 +105,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
 
     ## Arguments
     ``num_envs``, ``max_episode_steps=None`` (``make_vec`` passes the id's limit, 1000),
+    ``deal_numbers=None``,
     ``autoreset_mode``, ``copy=True`` (return fresh arrays; ``False`` returns the env's own
     buffers, overwritten by the next call), ``backend="auto"`` (``"compiled"`` insists,
     ``"pure"`` forces the pure engine), and every argument of ``SpiderEnv`` (``variant``,
@@ -126,6 +131,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         copy: bool = True,
         backend: str = "auto",
         render_mode: str | None = None,
+        deal_numbers: Sequence[int] | range | None = None,
         **env_kwargs: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
@@ -166,6 +172,14 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self.single_observation_space = self._proto.observation_space
         self.observation_space = batch_space(self.single_observation_space, N)
         self._started = False
+        self.deal_numbers = None if deal_numbers is None else deal_sequence(deal_numbers)
+        if self.deal_numbers is not None:
+            top = self.deal_numbers[-1] if isinstance(self.deal_numbers, range) else None
+            high = max(self.deal_numbers) if top is None else max(top, self.deal_numbers[0])
+            if high >= 2**63:
+                raise ValueError(f"deal_numbers of a vector env must be below 2**63, got {high}")
+        # Each game's generator: the deal numbers of its new games (seeded by reset(seed=...)).
+        self._rngs: list[np.random.Generator] = [seeding.np_random()[0] for _ in range(N)]
         self._max_steps = -1 if self.max_episode_steps is None else self.max_episode_steps
         self._elapsed = np.zeros(N, dtype=np.int64)
         self._ended = np.zeros(N, dtype=bool)  # terminated | truncated at the last step
@@ -208,7 +222,6 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self._illegal = np.zeros(N, dtype=bool)
         self._info = np.zeros((N, 5), dtype=np.int64)
         self._no_reset = np.full(N, -1, dtype=np.int64)
-        self._rngs: list[np.random.Generator] = [seeding.np_random()[0] for _ in range(N)]
         self._deal_names = [""] * N
         self._deal_numbers = np.full(N, -1, dtype=np.int64)
         self._cached_states: dict[int, State] = {}
@@ -320,6 +333,9 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
                 )
             starts = [{key: value[i] if per_env else value} for i in range(N)]
         rows = np.flatnonzero(rows_mask)
+        for i in rows.tolist():
+            if seeds[i] is not None:
+                self._rngs[i] = seeding.np_random(seeds[i])[0]
         if self.backend == "pure":
             info = self._reset_pure(rows, seeds, starts)
         else:
@@ -394,9 +410,6 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         starts: list[dict[str, Any] | None],
         rows_mask: np.ndarray,
     ) -> dict[str, Any]:
-        for i in rows.tolist():
-            if seeds[i] is not None:
-                self._rngs[i] = seeding.np_random(seeds[i])[0]
         drawn = [i for i in rows.tolist() if starts[i] is None]
         for i in rows.tolist():
             start = starts[i]
@@ -415,7 +428,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         if resetting is not None:
             resets = self._no_reset.copy()
             for i in np.flatnonzero(resetting).tolist():
-                n = int(self._rngs[i].integers(0, DEAL_NUMBER_RANGE))
+                n = self._draw(i)
                 resets[i] = n
                 self._deal_names[i], self._deal_numbers[i] = f"{self.variant.name}#{n}", n
         tab = self._tab.reshape(self.num_envs, -1)  # the kernel writes each table as one row
@@ -451,10 +464,24 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         except RuntimeError as exc:
             raise RuntimeError(f"env {i}: {exc}") from None
 
+    def _draw(self, i: int) -> int:
+        """The deal number of game ``i``'s next game, from its generator: any of
+        ``[0, 2**32)`` as ``SpiderEnv.reset`` draws, or one of ``deal_numbers`` as
+        ``DealRange(env, deal_numbers)`` draws."""
+        pool = self.deal_numbers
+        if pool is None:
+            return int(self._rngs[i].integers(0, DEAL_NUMBER_RANGE))
+        return int(pool[int(self._rngs[i].integers(0, len(pool)))])
+
+    def _pool_start(self, i: int) -> dict[str, Any] | None:
+        """Pure backend: the reset options of game ``i``'s next game (``None``: the env's own
+        draw)."""
+        return None if self.deal_numbers is None else {"deal": self._draw(i)}
+
     def _reset_from_rngs(self, rows: np.ndarray) -> None:
         deals = np.empty(len(rows), dtype=np.uint64)
         for r, i in enumerate(rows.tolist()):
-            n = int(self._rngs[i].integers(0, DEAL_NUMBER_RANGE))
+            n = self._draw(i)
             deals[r] = n
             self._deal_names[i], self._deal_numbers[i] = f"{self.variant.name}#{n}", n
         self._k.reset_rows(self._pr, self._states, rows.astype(np.int64), deals)
@@ -492,7 +519,8 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     ) -> dict[str, Any]:
         infos: dict[str, Any] = {}
         for i in rows.tolist():
-            obs, info = self._envs[i].reset(seed=seeds[i], options=starts[i])
+            start = starts[i] if starts[i] is not None else self._pool_start(i)
+            obs, info = self._envs[i].reset(seed=seeds[i], options=start)
             self._env_obs[i] = obs
             self._dead[i] = info["legal_action_count"] == 0
             self._reset_infos[i] = info
@@ -509,7 +537,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         max_steps = self._max_steps
         for i, env in enumerate(self._envs):
             if resetting is not None and resetting[i]:
-                obs, info = env.reset()
+                obs, info = env.reset(options=self._pool_start(i))
                 self._dead[i] = info["legal_action_count"] == 0
                 self._reset_infos[i] = info
                 self._rewards[i], self._terminated[i], self._truncated[i] = 0.0, False, False
@@ -555,7 +583,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             final_obs[i] = last[i]
         if self.backend == "pure":
             for i in rows.tolist():
-                obs, new = self._envs[i].reset()
+                obs, new = self._envs[i].reset(options=self._pool_start(i))
                 self._env_obs[i] = obs
                 self._dead[i] = new["legal_action_count"] == 0
                 self._reset_infos[i] = new

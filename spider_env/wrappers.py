@@ -138,7 +138,9 @@ def mask_fn(env: gym.Env[Any, Any]) -> np.ndarray:
 DEAL_ORDERS = ("random", "cycle")
 
 
-def _deal_sequence(deal_numbers: Sequence[int] | range) -> Sequence[int] | range:
+def deal_sequence(deal_numbers: Sequence[int] | range) -> Sequence[int] | range:
+    """``deal_numbers`` checked (ints, not empty, none negative): a ``range`` as it is, any other
+    sequence as a list. ``TypeError`` / ``ValueError`` naming the problem."""
     if isinstance(deal_numbers, range):
         seq: Sequence[int] | range = deal_numbers
     else:
@@ -176,7 +178,7 @@ class DealRange(gym.Wrapper[Any, Any, Any, Any]):
         super().__init__(env)
         if order not in DEAL_ORDERS:
             raise ValueError(f"order must be one of {DEAL_ORDERS}, got {order!r}")
-        self.deal_numbers = _deal_sequence(deal_numbers)
+        self.deal_numbers = deal_sequence(deal_numbers)
         self.order = order
         self._next = 0
         self._rng = np.random.default_rng()
@@ -214,4 +216,11 @@ class DealRange(gym.Wrapper[Any, Any, Any, Any]):
         return np.asarray(self.env.get_wrapper_attr("action_masks")())
 
 
-__all__ = ["DEAL_ORDERS", "DealRange", "FeatureObservation", "SpiderMethods", "mask_fn"]
+__all__ = [
+    "DEAL_ORDERS",
+    "DealRange",
+    "FeatureObservation",
+    "SpiderMethods",
+    "deal_sequence",
+    "mask_fn",
+]

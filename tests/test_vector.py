@@ -679,3 +679,37 @@ def test_illegal_action_raise_ignores_the_action_of_a_game_being_reset(backend: 
     _, rewards, terminated, truncated, info = envs.step(illegal)  # both games are reset instead
     assert rewards.tolist() == [0.0, 0.0] and not (terminated | truncated).any()
     assert info["moves"].tolist() == [0, 0]
+
+
+# --- deal_numbers: new games drawn from a set of deals, as DealRange draws ----------------------
+@pytest.mark.parametrize("backend", ["compiled", "pure"])
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_deal_numbers_draw_new_games_as_deal_range_does(backend: str, mode: AutoresetMode) -> None:
+    from spider_env.wrappers import DealRange
+
+    deals = range(1000, 1010)
+
+    def make() -> gym.Env:
+        return TimeLimit(DealRange(SpiderEnv(suits=1, backend="pure"), deals), 6)
+
+    envs = SpiderVectorEnv(
+        3, suits=1, max_episode_steps=6, autoreset_mode=mode, backend=backend, deal_numbers=deals
+    )
+    ref = SyncVectorEnv([make for _ in range(3)], autoreset_mode=mode)
+    ended = run_equivalence(envs, ref, seed=4, steps=20)
+    assert ended >= 6  # new games were drawn after the 6-step limit
+    assert all(n in deals for n in envs.call("deal_number"))
+
+
+def test_deal_numbers_are_checked() -> None:
+    for bad, error in (
+        (range(0), ValueError),
+        ([-1, 2], ValueError),
+        ([2**63], ValueError),
+        ([1.5], TypeError),
+    ):
+        with pytest.raises(error):
+            SpiderVectorEnv(2, deal_numbers=bad)
+    envs = SpiderVectorEnv(2, deal_numbers=[7])
+    envs.reset(seed=0)
+    assert envs.call("deal_number") == (7, 7)
