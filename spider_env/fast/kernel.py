@@ -747,13 +747,21 @@ def step_batch(
         ended[i] = terminated[i] or truncated[i]
         if ended[i]:
             n_ended += 1
-        dl = _write_obs(
-            pr, st, dirty, resets[i] >= 0, obs_kind, slots, tab[i], comp[i], tops[i], feat[i]
-        )
-        if dl < 0 and overflow < 0:
-            overflow = i
-        s1 = score(pr, st) if resets[i] >= 0 else info[i, 2]  # a step stored it already
-        _set_info(st, n, dl, s1, info[i])
+        # (written out, not through _write_obs / _set_info: their extra row views measured 8%
+        # slower here)
+        if obs_kind == 0:
+            dl = write_table(pr, st, dirty, resets[i] >= 0, tab[i], comp[i], tops[i])
+            if dl < 0 and overflow < 0:
+                overflow = i
+        else:
+            write_features(pr, st, dirty, slots, feat[i])
+            dl = deals_left(pr, st)
+        info[i, 0] = n
+        info[i, 1] = dl
+        if resets[i] >= 0:  # a step stored the new score already
+            info[i, 2] = score(pr, st)
+        info[i, 3] = st[H_MOVES]
+        info[i, 4] = completed_runs(st)
     if overflow >= 0:
         return -1 - N - overflow
     return n_ended
