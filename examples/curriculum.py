@@ -115,6 +115,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.stages = tuple(int(s) for s in args.stages.split(","))
     except ValueError:
         p.error(f"--stages must be comma-separated suit counts, got {args.stages!r}")
+    if args.vec == "spider":  # the curriculum changes each env's suits: single envs only
+        p.error("--vec spider is not supported by the curriculum (use dummy or subproc)")
     return args
 
 

@@ -88,7 +88,29 @@ def vec_env(
         return DummyVecEnv(fns)
     if kind == "subproc":
         return SubprocVecEnv(fns)
-    raise ValueError(f"--vec must be 'dummy' or 'subproc', got {kind!r}")
+    raise ValueError(f"--vec must be 'dummy', 'subproc' or 'spider', got {kind!r}")
+
+
+def spider_train_env(args: argparse.Namespace) -> Any:  # stable_baselines3 VecEnv
+    """``--vec spider``: the ``--n-envs`` training games in one compiled
+    ``spider_env.sb3.SpiderSB3VecEnv`` (the same games, rewards and step limit as the
+    ``DummyVecEnv`` of :func:`train_env_fns`: deals drawn from :data:`TRAIN_DEALS`), monitored
+    by ``VecMonitor`` (episode returns, lengths and completed runs)."""
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from spider_env.sb3 import SpiderSB3VecEnv
+
+    env = SpiderSB3VecEnv(
+        num_envs=args.n_envs,
+        suits=args.suits,
+        obs_mode=args.obs_mode,
+        reward_mode=args.reward_mode,
+        illegal_action=args.illegal_action,
+        feature_slots=args.feature_slots,
+        max_episode_steps=args.max_episode_steps,
+        deal_numbers=TRAIN_DEALS,
+    )
+    return VecMonitor(env, info_keywords=("completed_runs",))
 
 
 def train_env_fns(args: argparse.Namespace) -> list[Callable[[], gym.Env[Any, Any]]]:
@@ -243,9 +265,10 @@ def add_common_args(p: argparse.ArgumentParser, out_default: str, suits: bool = 
     p.add_argument("--n-envs", type=int, default=8, help="parallel training envs (default 8)")
     p.add_argument(
         "--vec",
-        choices=("dummy", "subproc"),
+        choices=("dummy", "subproc", "spider"),
         default="dummy",
-        help="DummyVecEnv (default: faster on 2 cores, see README) or SubprocVecEnv",
+        help="DummyVecEnv of single envs (default), SubprocVecEnv, or 'spider': all training "
+        "games in one compiled SpiderVectorEnv through spider_env.sb3.SpiderSB3VecEnv",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=out_default, help="output folder (logs, checkpoints, model)")
@@ -400,7 +423,8 @@ def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
     if eval_csv.exists() and not args.resume:
         eval_csv.unlink()  # a resumed run appends to its learning curve
 
-    env = vec_env(train_env_fns(args), args.vec)
+    spider = args.vec == "spider"
+    env = spider_train_env(args) if spider else vec_env(train_env_fns(args), args.vec)
     eval_env = vec_env(eval_env_fns(args), "dummy")
     cls = MaskablePPO if masked else PPO
     if args.resume:  # a checkpoint (with its optimizer state); --timesteps more steps

@@ -144,6 +144,25 @@ def test_saved_model_evaluates_through_the_cli(maskable_run: Path, tmp_path: Pat
     assert "model.zip" in report.read_text()
 
 
+def test_maskable_ppo_trains_on_the_compiled_vector_env(tmp_path: Path) -> None:
+    import train_maskable_ppo
+
+    summary = train_maskable_ppo.main(
+        [*TINY, "--vec", "spider", "--out", str(tmp_path), "--baselines", "skip"]
+    )
+    assert (tmp_path / "model.zip").is_file() and (tmp_path / "eval.csv").is_file()
+    assert summary["timesteps"] >= 256
+    progress = (tmp_path / "progress.csv").read_text()
+    assert "rollout/ep_rew_mean" in progress  # VecMonitor counted the 40-step episodes
+
+
+def test_curriculum_refuses_the_vector_env(tmp_path: Path) -> None:
+    import curriculum
+
+    with pytest.raises(SystemExit):
+        curriculum.parse_args(["--vec", "spider", "--out", str(tmp_path)])
+
+
 def test_ppo_without_masks_smoke(tmp_path: Path) -> None:
     import train_ppo_without_masks
 
