@@ -10,8 +10,8 @@ What it does:
   for a ``SubprocVecEnv``; on this project's 2-core machine the single process is faster, see
   the README; ``--vec spider`` for all of them in one compiled ``SpiderVectorEnv`` through
   ``spider_env.sb3.SpiderSB3VecEnv``), each playing random training deals >= 10000, with the
-  learning-oriented
-  encoding ``obs_mode="flat"`` (per-column features) and the ``"shaped"`` reward;
+  learning-oriented encoding ``obs_mode="flat"`` (per-column features) and the ``"shaped"``
+  reward;
 * the mask comes from ``env.action_masks()``, so the policy only ever picks legal actions;
 * every ``--eval-freq`` steps, ``MaskableEvalCallback`` (masks applied) plays the held-out
   validation deals 1000.. and logs win rate and completed runs (``eval.csv``, TensorBoard);
