@@ -91,6 +91,17 @@ def vec_env(
     raise ValueError(f"--vec must be 'dummy', 'subproc' or 'spider', got {kind!r}")
 
 
+def env_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The env arguments every training and evaluation env of a run shares."""
+    return {
+        "obs_mode": args.obs_mode,
+        "reward_mode": args.reward_mode,
+        "illegal_action": args.illegal_action,
+        "max_episode_steps": args.max_episode_steps,
+        "feature_slots": args.feature_slots,
+    }
+
+
 def spider_train_env(args: argparse.Namespace) -> Any:  # stable_baselines3 VecEnv
     """``--vec spider``: the ``--n-envs`` training games in one compiled
     ``spider_env.sb3.SpiderSB3VecEnv`` (the same games, rewards and step limit as the
@@ -101,14 +112,7 @@ def spider_train_env(args: argparse.Namespace) -> Any:  # stable_baselines3 VecE
     from spider_env.sb3 import SpiderSB3VecEnv
 
     env = SpiderSB3VecEnv(
-        num_envs=args.n_envs,
-        suits=args.suits,
-        obs_mode=args.obs_mode,
-        reward_mode=args.reward_mode,
-        illegal_action=args.illegal_action,
-        feature_slots=args.feature_slots,
-        max_episode_steps=args.max_episode_steps,
-        deal_numbers=TRAIN_DEALS,
+        num_envs=args.n_envs, suits=args.suits, deal_numbers=TRAIN_DEALS, **env_options(args)
     )
     return VecMonitor(env, info_keywords=("completed_runs",))
 
@@ -120,11 +124,7 @@ def train_env_fns(args: argparse.Namespace) -> list[Callable[[], gym.Env[Any, An
             args.suits,
             TRAIN_DEALS,
             "random",
-            obs_mode=args.obs_mode,
-            reward_mode=args.reward_mode,
-            illegal_action=args.illegal_action,
-            max_episode_steps=args.max_episode_steps,
-            feature_slots=args.feature_slots,
+            **env_options(args),
         )
         for _ in range(args.n_envs)
     ]
@@ -141,11 +141,7 @@ def eval_env_fns(
             suits if suits is not None else args.suits,
             part,
             "cycle",
-            obs_mode=args.obs_mode,
-            reward_mode=args.reward_mode,
-            illegal_action=args.illegal_action,
-            max_episode_steps=args.max_episode_steps,
-            feature_slots=args.feature_slots,
+            **env_options(args),
         )
         for part in split_deals(deals, n)
     ]

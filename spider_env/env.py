@@ -451,8 +451,6 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         self.observation_space: spaces.Space[Any] = observation_space(
             v, obs_mode, feature_slots, self.mask_in_obs
         )
-        self._table = TableEncoder(v) if obs_mode == "dict" else None
-        self._features = FeatureEncoder(v, feature_slots) if obs_mode != "dict" else None
 
         if v.name not in VARIANTS:
             raise ValueError(
@@ -465,11 +463,14 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         self._done = False
         self._deal_name = ""
         self._deal_number = -1
-        self._last: tuple[int, str | None] | None = None  # (action, why illegal or None)
+        self._last: tuple[int, bool] | None = None  # (action, refused as illegal)
         self._no_mask = bytes(self.n_actions)
         self.backend = choose_backend(backend, v, self.reward_fn)
         self._started = False
-        if self.backend == "compiled":
+        pure = self.backend == "pure"  # the pure path's encoders; the compiled path's buffers
+        self._table = TableEncoder(v) if pure and obs_mode == "dict" else None
+        self._features = FeatureEncoder(v, feature_slots) if pure and obs_mode != "dict" else None
+        if not pure:
             self._init_compiled(feature_slots)
 
     # --- public helpers --------------------------------------------------------------------
@@ -556,9 +557,12 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         """The last action of this episode in words (``None`` right after reset)."""
         if self._last is None:
             return None
-        a, why = self._last
+        a, refused = self._last
         text = describe(self.variant, a)
-        return text if why is None else f"{text} (illegal, refused: {why})"
+        if not refused:
+            return text
+        # a refused action left the state as it was: the reason is read off it when asked for
+        return f"{text} (illegal, refused: {explain_illegal(self.state, a)})"
 
     # --- Gymnasium API ---------------------------------------------------------------------
     def reset(
@@ -620,11 +624,11 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             self._state = new
             terminated = not legal
             self._done = terminated
-            self._last = (a, None)
+            self._last = (a, False)
             obs = self._observe(new)
             info = self._info(new, len(legal), False)
         else:
-            reward, terminated = self._refuse(a, st)
+            reward, terminated = self._refuse(a)
             obs = self._observe(st)
             info = self._info(st, len(legal_actions(st)), True)
         if self.render_mode == "human":
@@ -647,15 +651,16 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         return None
 
     # --- internals -------------------------------------------------------------------------
-    def _refuse(self, a: int, st: State) -> tuple[float, bool]:
-        """The ``illegal_action`` policy for an action that is not legal in ``st``: raise, or
-        the penalty and whether the episode ends (the state stays as it is)."""
-        why = explain_illegal(st, a)
+    def _refuse(self, a: int) -> tuple[float, bool]:
+        """The ``illegal_action`` policy for an action that is not legal now: raise (naming
+        why), or the penalty and whether the episode ends (the state stays as it is; the reason
+        is worked out only if asked for, by ``last_action_text``)."""
         if self.illegal_action == "raise":
+            why = explain_illegal(self.state, a)
             raise IllegalMoveError(f"illegal action {a} ({describe(self.variant, a)}): {why}")
         terminated = self.illegal_action == "terminate"
         self._done = terminated
-        self._last = (a, why)
+        self._last = (a, True)
         self._mask = self._mask.copy()  # each step returns its own arrays
         return self.illegal_reward, terminated
 
@@ -750,12 +755,11 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             info = self._info_compiled(False)
             terminated = info["legal_action_count"] == 0
             self._done = terminated
-            self._last = (a, None)
+            self._last = (a, False)
             obs = self._observe_compiled(info["deals_left"])
-        else:
-            st = self.state
-            reward, terminated = self._refuse(a, st)
-            obs = self._observe_compiled(st.deals_left)
+        else:  # the state, its observation buffers and _cinfo stay as they are
+            reward, terminated = self._refuse(a)
+            obs = self._observe_compiled(int(self._cinfo[1]))
             info = self._info_compiled(True)
         if self.render_mode == "human":
             self.render()

@@ -305,6 +305,12 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             out.append(st)
         return out
 
+    def _state_of(self, i: int) -> State:
+        """Game ``i``'s state alone (for an error message: no other game is converted)."""
+        if self.backend == "pure":
+            return self._envs[i].state
+        return from_array(self.variant, self._states[i])
+
     # --- Gymnasium API -----------------------------------------------------------------------
     def reset(
         self,
@@ -460,7 +466,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
 
     def _overflow(self, i: int) -> None:
         try:
-            raise_column_overflow(self.states()[i])
+            raise_column_overflow(self._state_of(i))
         except RuntimeError as exc:
             raise RuntimeError(f"env {i}: {exc}") from None
 
@@ -659,7 +665,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         ok = legal | resetting | dead
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            st = self.states()[i]
+            st = self._state_of(i)
             raise IllegalMoveError(
                 f"env {i}: illegal action {int(a[i])} ({describe(self.variant, int(a[i]))}): "
                 f"{explain_illegal(st, int(a[i]))}"

@@ -211,9 +211,7 @@ def state_size(variant: Variant) -> int:
 def to_array(state: State, out: np.ndarray | None = None) -> np.ndarray:
     """The state vector of ``state`` (exact; ``CompiledCoreRefused`` for an undo history)."""
     v = state.variant
-    pr = params(v)
-    if state.prev is not None:  # params() refused undo variants already; kept for clarity
-        raise CompiledCoreRefused("the compiled core does not hold undo histories")
+    pr = params(v)  # refuses undo variants, the only ones with an undo history
     L, PS = int(pr[P_L]), int(pr[P_PS])
     if out is None:
         out = np.empty(int(pr[P_SIZE]), dtype=STATE_DTYPE)
