@@ -160,6 +160,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="deal numbers: 0:1000 (the default; stop excluded), 7, 1,5,9",
     )
     p.add_argument("--jobs", type=_positive_int, default=1, help="worker processes")
+    p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="play on Ray instead of --jobs (pip install 'spider-env[ray]'): 'local' starts a "
+        "private Ray instance on this machine (all its cores) and stops it afterwards; 'auto', "
+        "HOST:PORT or ray://HOST:PORT joins that running cluster (spider-env installed on its "
+        "nodes; a cluster with token authentication also needs RAY_AUTH_MODE=token)",
+    )
     p.add_argument("--max-steps", type=_positive_int, default=1000, help="step limit per deal")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="base of the agents' seeds")
     p.add_argument(
@@ -293,6 +301,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         deals = parse_deals(args.deals)
     except (ValueError, TypeError) as exc:
         raise CliError(f"--deals: {exc}") from None
+    if args.ray is not None and args.jobs > 1:
+        raise CliError(f"--ray {args.ray} and --jobs {args.jobs}: give one of them, not both")
     specs = args.agent or ["random", "greedy"]
     for path in (args.json, args.csv):
         if path:
@@ -308,12 +318,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             alpha=args.alpha,
             progress=not args.no_progress,
             deterministic=args.deterministic,
+            ray=args.ray,
         )
     except (AgentError, ValueError, TypeError, ImportError, OSError) as exc:
-        # unknown agents, missing or foreign model files, bad arguments: one line
+        # unknown agents, missing or foreign model files, bad arguments, Ray missing or
+        # unreachable (ConnectionError): one line
         raise CliError(str(exc)) from None
     print(result.table())
-    print(f"({result.wall_seconds:.1f} s wall time, {result.jobs} job(s))")
+    where = f"{result.backend}, {result.jobs} CPU(s)" if args.ray else f"{result.jobs} job(s)"
+    print(f"({result.wall_seconds:.1f} s wall time, {where})")
     if args.json:
         _write(args.json, result.to_json)
         print(f"per-deal results: {args.json}")

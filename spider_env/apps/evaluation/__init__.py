@@ -9,12 +9,13 @@ won). Agents are given as names (``"random"``, ``"greedy"``, ``"lookahead"``), p
 Stable-Baselines3 models (``"model.zip"``) or agent objects (see :mod:`spider_env.agents`).
 
 Each agent is reset with a seed derived from ``(seed, deal)`` before each deal, so results do
-not depend on ``jobs`` or on the order in which deals are played.
+not depend on ``jobs``, on ``ray`` or on the order in which deals are played.
 
 The modules, one concern each: :mod:`.runner` (:func:`evaluate`), :mod:`.deals` (which deals:
 :func:`parse_deals`, the bounds), :mod:`.players` (agents from names, paths, objects),
-:mod:`.episode` (one game), :mod:`.workers` (``jobs > 1``), :mod:`.progress`, :mod:`.results`
-(records, summaries, table / JSON / CSV) and :mod:`.stats` (Wilson, McNemar).
+:mod:`.episode` (one game), :mod:`.workers` (``jobs > 1``), :mod:`.ray_backend` (``ray=ADDRESS``:
+the same chunks as Ray tasks; Ray is imported only there, when used), :mod:`.progress`,
+:mod:`.results` (records, summaries, table / JSON / CSV) and :mod:`.stats` (Wilson, McNemar).
 """
 
 from spider_env.apps.evaluation.deals import MAX_DEALS, describe_deals, parse_deals

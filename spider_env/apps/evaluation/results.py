@@ -89,7 +89,9 @@ class Comparison:
 class EvaluationResult:
     """Everything :func:`~spider_env.apps.evaluation.evaluate` measured (``to_json`` /
     ``write_csv`` keep it). ``max_steps`` is the step limit the games were played with,
-    ``jobs`` the number of processes actually used."""
+    ``jobs`` the number of processes (or Ray CPUs) actually used, ``backend`` where the games
+    ran: ``"local"`` (this process), ``"processes"`` (``jobs`` worker processes) or
+    ``"ray ADDRESS"`` (Ray tasks; ``ADDRESS`` as given, e.g. ``"ray local"``)."""
 
     variant: str
     variant_options: str
@@ -103,6 +105,7 @@ class EvaluationResult:
     wall_seconds: float = 0.0
     jobs: int = 1
     alpha: float = 0.05
+    backend: str = "local"
 
     def summary(self, agent: str) -> AgentSummary:
         """The summary of ``agent`` (``KeyError`` naming the agents if there is none)."""
@@ -125,6 +128,7 @@ class EvaluationResult:
             "max_steps": self.max_steps,
             "seed": self.seed,
             "jobs": self.jobs,
+            "backend": self.backend,
             "alpha": self.alpha,
             "wall_seconds": round(self.wall_seconds, 3),
             "summaries": [asdict(s) for s in self.summaries],

@@ -1,10 +1,11 @@
 """The evaluation itself: :func:`evaluate` checks its arguments, builds the agents, plays every
-agent on every deal (in this process or in worker processes) and summarises."""
+agent on every deal (in this process, in worker processes or on Ray) and summarises."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from contextlib import ExitStack
 from typing import Any
 
 from spider_env.apps.evaluation.deals import deal_list
@@ -16,6 +17,12 @@ from spider_env.apps.evaluation.players import (
     model_mode,
 )
 from spider_env.apps.evaluation.progress import Progress
+from spider_env.apps.evaluation.ray_backend import (
+    check_address,
+    play_on_ray,
+    ray_session,
+    require_ray,
+)
 from spider_env.apps.evaluation.results import DealRecord, EvaluationResult, compare, summarise
 from spider_env.apps.evaluation.workers import make_chunks, play_in_workers, usable_jobs
 from spider_env.core.variants import VARIANTS, Variant, resolve_variant
@@ -36,12 +43,14 @@ def evaluate(
     env_kwargs: dict[str, Any] | None = None,
     on_record: Callable[[DealRecord], None] | None = None,
     deterministic: bool | None = None,
+    ray: str | None = None,
 ) -> EvaluationResult:
     """Play each agent on the same deals and summarise (see :mod:`spider_env.apps.evaluation`).
 
     Args:
         agents: one agent or a list: names (``"random"``, ``"greedy"``, ``"lookahead"``),
-            paths of SB3 ``.zip`` models, or agent objects (objects must pickle for ``jobs > 1``).
+            paths of SB3 ``.zip`` models, or agent objects (objects must pickle for ``jobs > 1``
+            and ``ray``).
         deals: deal numbers (a ``range`` or an iterable of ints in ``0 .. 2**64-1``), or a
             range text like ``"0:1000"`` (see :func:`parse_deals`); at most ``MAX_DEALS``
             (1,000,000) deals, none twice.
@@ -63,6 +72,16 @@ def evaluate(
             action, ``False`` samples actions, ``None`` does what the model's sidecar says
             (else samples). The agent's name in the result says which (e.g.
             ``model.zip (sampled)``), as does ``AgentSummary.deterministic``.
+        ray: play on Ray instead (the ``ray`` extra: ``pip install 'spider-env[ray]'``):
+            ``"local"`` starts a private Ray instance on this machine (at most
+            ``os.cpu_count()`` CPUs, no dashboard) and shuts it down afterwards; ``"auto"``,
+            ``"host:port"`` or ``"ray://host:port"`` joins that cluster (whose nodes need
+            spider-env installed; with token authentication, also ``RAY_AUTH_MODE=token``)
+            and disconnects afterwards. A process already connected to Ray (``ray.init``
+            called) uses that connection and keeps it. Results are the same as with
+            ``jobs=1``; ``result.backend`` says ``"ray ADDRESS"``, ``result.jobs`` the Ray CPUs
+            used. Not with ``jobs > 1`` (``ValueError``); an address where no cluster answers
+            is a ``ConnectionError``.
     """
     v = resolve_variant(variant, suits, undo)
     specs = list(agents) if isinstance(agents, (list, tuple)) else [agents]
@@ -73,6 +92,14 @@ def evaluate(
         raise ValueError("give at least one deal")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive int, got {jobs!r}")
+    if ray is not None:
+        check_address(ray)
+        if jobs > 1:
+            raise ValueError(
+                f"give either jobs > 1 (worker processes) or ray (a Ray cluster), not both: "
+                f"jobs={jobs}, ray={ray!r}"
+            )
+        require_ray()  # ImportError saying how to install it, before any work
     limit = step_limit(max_steps)
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise ValueError(f"alpha must be a number between 0 and 1, got {alpha!r}")
@@ -81,43 +108,48 @@ def evaluate(
     # Fail early (unknown names, missing model files) before starting any process.
     built = [build_agent(s, v, deterministic) for s in specs]
     names = agent_names(specs, built)
-    jobs = usable_jobs(jobs, len(specs) * len(games))
+    work = len(specs) * len(games)
+    jobs = usable_jobs(jobs, work)
+    backend = "local" if jobs == 1 else "processes"
 
     t0 = time.perf_counter()
     per_agent: list[list[DealRecord]] = [[] for _ in specs]
-    bar = Progress(len(specs) * len(games), progress, f"{v.name}")
+    common: dict[str, Any] = {
+        "variant": v,
+        "max_steps": limit,
+        "seed": seed,
+        "env_kwargs": env_kwargs,
+        "deterministic": deterministic,
+    }
+    with ExitStack() as stack:
+        if ray is not None:  # connect first: no progress bar before a connection error
+            session = stack.enter_context(ray_session(ray))
+            backend, jobs = session.backend, min(session.cpus, work)
+        bar = Progress(work, progress, f"{v.name}")
 
-    def done(i: int, recs: list[DealRecord]) -> None:
-        per_agent[i].extend(recs)
-        if on_record:
-            for rec in recs:
-                on_record(rec)
-        bar.update(len(recs))
+        def done(i: int, recs: list[DealRecord]) -> None:
+            per_agent[i].extend(recs)
+            if on_record:
+                for rec in recs:
+                    on_record(rec)
+            bar.update(len(recs))
 
-    try:
-        if jobs == 1:
-            env = make_env(v, limit, **env_kwargs)
-            try:
-                for i, agent in enumerate(built):
-                    for d in games:
-                        done(i, [play_episode(env, agent, d, seed, names[i])[0]])
-            finally:
-                env.close()
-        else:
-            chunks = make_chunks(
-                specs,
-                names,
-                games,
-                jobs,
-                variant=v,
-                max_steps=limit,
-                seed=seed,
-                env_kwargs=env_kwargs,
-                deterministic=deterministic,
-            )
-            play_in_workers(chunks, jobs, done)
-    finally:
-        bar.close()
+        try:
+            if ray is not None:
+                play_on_ray(make_chunks(specs, names, games, jobs, **common), jobs, done)
+            elif jobs == 1:
+                env = make_env(v, limit, **env_kwargs)
+                try:
+                    for i, agent in enumerate(built):
+                        for d in games:
+                            done(i, [play_episode(env, agent, d, seed, names[i])[0]])
+                finally:
+                    env.close()
+            else:
+                play_in_workers(make_chunks(specs, names, games, jobs, **common), jobs, done)
+        finally:
+            bar.close()
+        wall = time.perf_counter() - t0
     order = {d: k for k, d in enumerate(games)}
     for recs in per_agent:
         recs.sort(key=lambda r: order[r.deal])
@@ -129,9 +161,10 @@ def evaluate(
         max_steps=limit,
         seed=seed,
         records=[r for recs in per_agent for r in recs],
-        wall_seconds=time.perf_counter() - t0,
+        wall_seconds=wall,
         jobs=jobs,
         alpha=alpha,
+        backend=backend,
     )
     result.summaries = [
         summarise(names[i], per_agent[i], model_mode(built[i])) for i in range(len(specs))

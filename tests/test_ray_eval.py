@@ -1,0 +1,201 @@
+"""evaluate(..., ray=ADDRESS) and `spider-env evaluate --ray`: the same results as one process,
+on a real Ray cluster (one `ray start --head --block` for the module, always stopped), and
+one-line errors for bad input (with --jobs, an unreachable address, Ray not installed)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spider_env.apps.cli import main
+from spider_env.apps.evaluation import EvaluationResult, evaluate
+
+pytest.importorskip("ray")  # installed by the dev extra; skipped only where it is missing
+
+GAME = {"suits": 1, "max_steps": 400}  # spider-1suit, short games
+DEALS = range(6)
+TIMING = ("seconds", "steps_per_second")  # the only fields that may differ between runs
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_env() -> Iterator[None]:
+    """Token authentication off for the test cluster and its drivers (this process)."""
+    old = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    yield
+    if old is None:
+        os.environ.pop("RAY_AUTH_MODE", None)
+    else:
+        os.environ["RAY_AUTH_MODE"] = old
+
+
+@pytest.fixture(scope="module")
+def cluster(ray_env: None) -> Iterator[str]:
+    """The address of a 2-CPU Ray cluster on this machine (`ray start --block`, its own
+    process group), stopped after the module: SIGTERM to `ray start` (which stops its
+    processes; no drain wait), then SIGKILL to whatever of the group is left."""
+    ray_cli = Path(sys.executable).with_name("ray")
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(ray_cli), "start", "--head", "--block", "--port", str(port), "--num-cpus", "2"]
+        + ["--include-dashboard=false", "--disable-usage-stats"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the test Ray cluster did not start") from None
+                time.sleep(0.2)
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=30)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def reference() -> EvaluationResult:
+    """Greedy and random on the deals, in this process (jobs=1)."""
+    return evaluate(["greedy", "random"], DEALS, **GAME)
+
+
+def without_timing(items: list[Any]) -> list[dict[str, Any]]:
+    rows = [asdict(x) for x in items]
+    for row in rows:
+        for key in TIMING:
+            row.pop(key, None)
+    return rows
+
+
+def assert_same_results(a: EvaluationResult, b: EvaluationResult) -> None:
+    assert a.agents == b.agents and a.deals == b.deals
+    assert without_timing(a.records) == without_timing(b.records)
+    assert without_timing(a.summaries) == without_timing(b.summaries)
+    assert a.comparisons == b.comparisons
+
+
+def table_rows(out: str) -> list[str]:
+    """The printed table without the timing column and the wall-time line."""
+    lines = [line for line in out.splitlines() if not line.startswith("(")]
+    return [
+        line.rsplit(None, 1)[0] if line.startswith(("greedy", "random")) else line for line in lines
+    ]
+
+
+# --- same results as one process -------------------------------------------------------------
+def test_ray_cluster_gives_the_records_of_one_process(
+    cluster: str, reference: EvaluationResult
+) -> None:
+    import ray
+
+    result = evaluate(["greedy", "random"], DEALS, ray=cluster, **GAME)
+    assert_same_results(result, reference)
+    assert result.backend == f"ray {cluster}" and 1 <= result.jobs <= 2
+    assert result.to_dict()["backend"] == f"ray {cluster}"
+    assert reference.backend == "local" and reference.to_dict()["backend"] == "local"
+    assert not ray.is_initialized()  # disconnected
+
+
+def test_ray_local_starts_a_private_instance_and_shuts_it_down(
+    reference: EvaluationResult,
+) -> None:
+    import ray
+
+    result = evaluate(["greedy", "random"], DEALS, ray="local", **GAME)
+    assert_same_results(result, reference)
+    assert result.backend == "ray local" and 1 <= result.jobs <= (os.cpu_count() or 1)
+    assert not ray.is_initialized()
+
+
+def test_an_error_in_a_ray_task_is_raised_as_itself(cluster: str) -> None:
+    with pytest.raises(ValueError, match="reward_mode"):
+        evaluate("random", range(2), ray=cluster, env_kwargs={"reward_mode": "nope"}, **GAME)
+
+
+def test_cli_ray_prints_the_table_rows_of_one_process(capsys: Any, cluster: str) -> None:
+    argv = ["evaluate", "--agent", "greedy", "--agent", "random", "--suits", "1"]
+    argv += ["--deals", "0:6", "--max-steps", "400", "--no-progress"]
+    assert main(argv) == 0
+    local = capsys.readouterr().out
+    assert main([*argv, "--ray", cluster]) == 0
+    out = capsys.readouterr().out
+    assert table_rows(out) == table_rows(local)
+    assert len(table_rows(out)) == 6  # title, head, rule, two agents, comparison
+    assert f"ray {cluster}, " in out.splitlines()[-1] and "CPU(s))" in out
+
+
+# --- bad input: one line, exit status 2 --------------------------------------------------------
+def run_cli(capsys: Any, *argv: str) -> tuple[int, str]:
+    code = main(["evaluate", "--suits", "1", "--deals", "0:2", "--no-progress", *argv])
+    err = capsys.readouterr().err
+    return code, err
+
+
+def test_ray_with_jobs_is_refused_naming_both(capsys: Any) -> None:
+    with pytest.raises(ValueError, match=r"jobs.*ray.*not both"):
+        evaluate("random", range(2), ray="local", jobs=2)
+    code, err = run_cli(capsys, "--ray", "local", "--jobs", "2")
+    assert code == 2 and err.count("\n") == 1
+    assert "--ray local and --jobs 2" in err
+
+
+def test_unreachable_address_is_a_one_line_connection_error(capsys: Any) -> None:
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
+    with pytest.raises(ConnectionError, match=address):
+        evaluate("random", range(2), ray=address)
+    code, err = run_cli(capsys, "--ray", address)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("spider-env: error: cannot reach a Ray cluster at " + address)
+
+
+def test_bad_address_value_is_refused() -> None:
+    with pytest.raises(ValueError, match="ray must be"):
+        evaluate("random", range(2), ray="")
+    with pytest.raises(TypeError, match="ray must be"):
+        evaluate("random", range(2), ray=6379)  # type: ignore[arg-type]
+
+
+def test_ray_not_installed_says_how_to_install_it(capsys: Any, monkeypatch: Any) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(ImportError, match=r"pip install 'spider-env\[ray\]'"):
+        evaluate("random", range(2), ray="local")
+    code, err = run_cli(capsys, "--ray", "local")
+    assert code == 2 and err.count("\n") == 1
+    assert "pip install 'spider-env[ray]'" in err
+
+
+def test_importing_spider_env_does_not_import_ray() -> None:
+    code = (
+        "import sys, spider_env, spider_env.apps.cli, spider_env.apps.evaluation; "
+        "from spider_env.apps.evaluation import ray_backend; "
+        "sys.exit('ray' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
