@@ -5,6 +5,9 @@ trained Stable-Baselines3 models.
 * :class:`GreedyAgent` (``"greedy"``): a one-step heuristic player.
 * :class:`LookaheadAgent` (``"lookahead"``): greedy scoring plus a search over move sequences
   (a line stops where a card would turn up, so it never depends on unseen cards).
+* :class:`ExpertAgent` (``"expert"``, ``"expert:samples=8,nodes=60000"``): samples layouts of
+  the unseen cards and plays the move the perfect-information solver's lines agree on (needs
+  numba).
 * :func:`load_sb3_agent` (``"path/to/model.zip"``): a trained SB3 / sb3-contrib model, its
   choices restricted to the mask's legal actions, sampled or most likely (needs the ``train``
   extra).
@@ -19,13 +22,14 @@ import os
 from spider_env.core.variants import Variant, get_variant
 
 from .base import Agent, BaseAgent, legal_from_mask
+from .expert import ExpertAgent, parse_expert_spec
 from .greedy import GreedyAgent, Weights
 from .lookahead import LookaheadAgent
 from .random_agent import RandomAgent
 from .sb3 import load_sb3_agent
 from .view import TableView
 
-AGENT_NAMES = ("random", "greedy", "lookahead")
+AGENT_NAMES = ("random", "greedy", "lookahead", "expert")
 
 
 def make_agent(
@@ -35,7 +39,8 @@ def make_agent(
     *,
     deterministic: bool | None = None,
 ) -> Agent:
-    """An agent from a name (``random``, ``greedy``, ``lookahead``) or a ``.zip`` model path.
+    """An agent from a name (``random``, ``greedy``, ``lookahead``, ``expert`` or
+    ``expert:samples=S,nodes=N[,stage_nodes=M]``) or a ``.zip`` model path.
 
     ``deterministic`` is for trained models (see :func:`agents.sb3.load_sb3_agent`): ``True``
     plays the most likely action, ``False`` samples, ``None`` follows the model's sidecar
@@ -56,6 +61,8 @@ def make_agent(
         return GreedyAgent(v, seed)
     if key == "lookahead":
         return LookaheadAgent(v, seed)
+    if key == "expert" or key.startswith("expert:"):
+        return ExpertAgent(v, seed, **parse_expert_spec(spec))
     if spec.endswith(".zip") or os.sep in spec or os.path.exists(spec):
         return load_sb3_agent(spec, v, seed=seed, deterministic=deterministic)
     raise ValueError(
@@ -68,6 +75,7 @@ __all__ = [
     "AGENT_NAMES",
     "Agent",
     "BaseAgent",
+    "ExpertAgent",
     "GreedyAgent",
     "LookaheadAgent",
     "RandomAgent",
