@@ -151,7 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--agent",
         action="append",
         metavar="AGENT",
-        help="random, greedy, lookahead or PATH.zip (repeat to compare; default random and greedy)",
+        help="random, greedy, lookahead, expert, expert:samples=S,nodes=N or PATH.zip (repeat "
+        "to compare; default random and greedy)",
     )
     _add_game_args(p)
     p.add_argument(
@@ -189,7 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--deal", type=_deal_number, default=0, help="deal number (default 0)")
     p.add_argument(
-        "--agent", default="greedy", help="random, greedy (default), lookahead or PATH.zip"
+        "--agent",
+        default="greedy",
+        help="random, greedy (default), lookahead, expert, expert:samples=S,nodes=N or PATH.zip",
     )
     _add_game_args(p)
     p.add_argument("--max-steps", type=_positive_int, default=1000, help="step limit")
