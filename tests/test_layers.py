@@ -1,4 +1,5 @@
-"""The import graph follows the layers: core <- fast <- env layer <- agents <- apps.
+"""The import graph follows the layers: core <- fast <- env layer <- agents <- apps (agents
+also use fast directly).
 
 Built from the AST of every module, so imports at any depth count (inside functions, under
 ``if TYPE_CHECKING``, in ``try`` blocks), and so do ``importlib.import_module("...")`` and
@@ -13,8 +14,9 @@ Built from the AST of every module, so imports at any depth count (inside functi
   never ``spider_env.apps`` or ``spider_env.agents``, except the
   one lazy ``__getattr__`` of ``spider_env/__init__.py`` that loads
   ``spider_env.apps.evaluation.evaluate`` on first use;
-* ``agents/`` (installed as ``spider_env.agents``) imports the standard library, core, the env
-  layer, itself, numpy and the optional ML libraries, never ``spider_env.apps``;
+* ``agents/`` (installed as ``spider_env.agents``) imports the standard library, core, the
+  compiled core ``spider_env.fast`` (the expert agent's solver), the env layer, itself, numpy and
+  the optional ML libraries, never ``spider_env.apps`` (nor numba itself: only through fast);
 * ``spider_env/apps/*`` may import anything of the project;
 * nothing (package, tests, examples, benchmarks) imports ``agents`` as a top-level name: that
   name belongs to the OpenAI Agents SDK (issue 13).
@@ -198,7 +200,9 @@ def forbidden(edge: Edge) -> str | None:
         return None
     if top != "spider_env" and top in AGENTS_THIRD_PARTY:
         return None
-    return "agents import only core, the env layer, numpy and optional ML libraries (never apps)"
+    return (
+        "agents import only core, fast, the env layer, numpy and optional ML libraries (never apps)"
+    )
 
 
 def project_modules() -> dict[str, tuple[Path, bool]]:
@@ -275,6 +279,7 @@ def test_graph_sees_the_known_edges() -> None:
     edges = all_edges(project_modules())
     pairs = {(layer_of(e.source), layer_of(e.target)) for e in edges}
     assert ("apps", "agents") in pairs
+    assert ("agents", "fast") in pairs  # the expert agent's solver
     assert ("core", "core") in pairs
 
 
@@ -305,6 +310,13 @@ def test_checker_flags_agents_reaching_apps_by_a_relative_import() -> None:
         None,
         None,
     ]
+
+
+def test_agents_may_import_the_compiled_core_but_not_numba_itself() -> None:
+    src = "from spider_env.fast.solver import Solver\nfrom ..fast import load_kernel\n"
+    assert _reasons(src, "spider_env.agents.expert") == [None, None]
+    [reason] = _reasons("import numba\n", "spider_env.agents.expert")
+    assert reason is not None and "fast" in reason
 
 
 def test_checker_flags_an_entry_point_string_into_apps() -> None:

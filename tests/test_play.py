@@ -9,10 +9,11 @@ import sys
 from typing import Any
 
 import pytest
+from spider_env.agents.expert import ExpertAgent
 
 from spider_env.apps.episodes import CLEAR_SCREEN, redraws_in_place
-from spider_env.apps.play import TerminalGame
-from spider_env.core.actions import decode
+from spider_env.apps.play import HINT_NODES, HINT_SAMPLES, NO_NUMBA_NOTE, TerminalGame
+from spider_env.core.actions import decode, describe
 from spider_env.core.cards import card_str
 from spider_env.core.variants import VARIANTS
 
@@ -148,3 +149,55 @@ def test_quit_and_end_of_input_are_recorded_as_quit() -> None:
         outcome = game.episode().outcome
         assert outcome["result"] == "quit"
         assert not outcome["terminated"] and not outcome["truncated"] and not outcome["won"]
+
+
+# --- hints -------------------------------------------------------------------------------------
+def _legal_descriptions(game: TerminalGame) -> dict[str, int]:
+    v = game.variant
+    return {describe(v, int(a)): int(a) for a in game.env.action_masks().nonzero()[0]}
+
+
+@pytest.mark.parametrize("name", ["spider-1suit", "spider-4suit", "spider-tournament-2suit"])
+def test_hint_is_the_experts_legal_move_and_the_same_when_asked_again(name: str) -> None:
+    game = TerminalGame(VARIANTS[name], deal=7)
+    expert = ExpertAgent(game.variant, seed=0, samples=HINT_SAMPLES, nodes=HINT_NODES)
+    first = expert.act(game.obs, game.env.action_masks(), game.info)
+    assert game.hint() == describe(game.variant, first)
+    for _ in range(4):  # following the hints (the expert keeps its lines) or not
+        hint = game.hint()
+        legal = _legal_descriptions(game)
+        assert hint in legal
+        assert game.hint() == hint  # asked again before a move: the same hint
+        game.step(legal[hint] if len(game.actions) % 2 else min(legal.values()))
+
+
+def test_the_h_command_prints_the_hint() -> None:
+    game = TerminalGame(ONE_SUIT, deal=7)
+    out = io.StringIO()
+    game.run(io.StringIO("h\nq\n"), out)
+    [line] = [x for x in out.getvalue().splitlines() if "hint: " in x]  # after the prompt
+    assert line.partition("hint: ")[2] == game.hint()
+    assert game.hint() in _legal_descriptions(game)
+
+
+def test_without_numba_the_hint_comes_from_greedy_with_a_note() -> None:
+    script = (
+        "import sys\n"
+        "sys.modules['numba'] = None  # as if numba were not installed\n"
+        "from spider_env.apps.play import TerminalGame\n"
+        "from spider_env.agents import GreedyAgent\n"
+        "from spider_env.core.actions import describe\n"
+        "from spider_env.core.variants import VARIANTS\n"
+        "game = TerminalGame(VARIANTS['spider-1suit'], deal=7)\n"
+        "greedy = GreedyAgent(game.variant, seed=0)\n"
+        "a = greedy.act(game.obs, game.env.action_masks(), game.info)\n"
+        "print(describe(game.variant, a))\n"
+        "print(game.hint())\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    greedy_move, hint = proc.stdout.splitlines()[-2:]
+    assert hint == f"{greedy_move} {NO_NUMBA_NOTE}"
+    assert "numba" in NO_NUMBA_NOTE

@@ -1,0 +1,298 @@
+"""The expert agent (agents/expert.py): blind to hidden cards, deterministic, legal, its budget
+specs, pickling, and evaluation with it on one or two workers.
+
+Small budgets keep these fast (``expert:samples=2,nodes=3000``); the permutation test is the
+issue's check that the expert reads nothing hidden."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+from spider_env.agents import ExpertAgent, make_agent
+
+from spider_env.apps.evaluation import evaluate
+from spider_env.core.state import State
+from spider_env.env import SpiderEnv
+from spider_env.fast.solver import MAX_NODES
+
+SMALL = "expert:samples=2,nodes=3000"
+
+
+def permute_hidden(state: State, rng: np.random.Generator) -> State:
+    """The same visible table with the hidden cards (face-down cards of every column, and every
+    stock card but a visible pile top) permuted among themselves."""
+    skip = 1 if state.variant.pile_top_visible else 0
+    hidden = [c for col, d in zip(state.cols, state.down) for c in col[:d]]
+    hidden += [c for p in state.stock if p for c in p[skip:]]
+    perm = hidden
+    for _ in range(20):  # a permutation that changes something, where one can
+        perm = [hidden[i] for i in rng.permutation(len(hidden))]
+        if perm != hidden:
+            break
+    it = iter(perm)
+    cols = tuple(
+        tuple(next(it) for _ in range(d)) + col[d:] for col, d in zip(state.cols, state.down)
+    )
+    stock = tuple(
+        (p[:skip] + tuple(next(it) for _ in range(len(p) - skip))) if p else () for p in state.stock
+    )
+    return state.replace(cols=cols, stock=stock)
+
+
+def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Two observations or infos: the same keys, equal values (arrays: same dtype too)."""
+    assert a.keys() == b.keys()
+    for key in a:
+        x, y = np.asarray(a[key]), np.asarray(b[key])
+        assert x.dtype == y.dtype and np.array_equal(x, y), key
+
+
+def play(
+    agent: Any, variant: str, deal: int, max_steps: int, seed: int = 0
+) -> tuple[list[int], dict[str, Any]]:
+    """Play ``deal`` with ``agent`` (reset with ``seed``): its actions, each checked legal, and
+    the last info."""
+    env = SpiderEnv(variant=variant)
+    obs, info = env.reset(options={"deal": deal})
+    agent.reset(seed=seed)
+    actions: list[int] = []
+    for _ in range(max_steps):
+        mask = info["action_mask"]
+        if not mask.any():
+            break
+        a = agent.act(obs, mask, info)
+        assert mask[a], f"illegal action {a} at step {len(actions)}"
+        actions.append(a)
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            break
+    return actions, info
+
+
+# --- no peeking: the issue's permutation test --------------------------------------------------
+@pytest.mark.parametrize(
+    "name, deal",
+    [
+        ("spider-1suit", 2),
+        ("spider-2suit", 2),
+        ("spiderette-4suit", 2),
+        ("scorpion", 2),
+        ("spider-tournament-2suit", 2),  # visible pile tops, chosen piles, undo
+    ],
+)
+def test_choice_is_unchanged_when_face_down_cards_and_stock_are_permuted(
+    name: str, deal: int
+) -> None:
+    """At every position of a game (60 steps at most), a copy of the expert (same memory, same
+    RNG state) given the same position with the hidden cards permuted chooses the same action;
+    the permuted env shows the same observation, mask and info."""
+    rng = np.random.default_rng(11)
+    env, twin = SpiderEnv(variant=name), SpiderEnv(variant=name)
+    obs, info = env.reset(options={"deal": deal})
+    agent = make_agent(SMALL, name, seed=3)
+    agent.reset(seed=3)
+    checked = permuted = 0
+    term = False
+    for _ in range(60):
+        mask = info["action_mask"]
+        if not mask.any():
+            break
+        state = env.state
+        other = permute_hidden(state, rng)
+        permuted += other.key() != state.key()
+        obs2, info2 = twin.reset(options={"state": other})
+        assert_same(obs, obs2)
+        assert_same(info, info2)  # the mask included
+        clone = copy.deepcopy(agent)
+        b = clone.act(obs2, info2["action_mask"], info2)
+        a = agent.act(obs, mask, info)
+        assert a == b, f"step {checked}: {a} on the real table, {b} on the permuted one"
+        checked += 1
+        obs, _, term, _, info = env.step(a)
+        if term:
+            break
+    assert checked >= 10 or term
+    assert permuted >= checked // 2  # the hidden cards really were different
+    assert agent.searches > 0  # the solver was used, not only the fallback
+
+
+# --- determinism ---------------------------------------------------------------------------------
+def test_same_seed_same_deal_same_actions() -> None:
+    first, _ = play(make_agent(SMALL, "spider-2suit", 5), "spider-2suit", 4, 120, seed=5)
+    second, _ = play(make_agent(SMALL, "spider-2suit", 5), "spider-2suit", 4, 120, seed=5)
+    assert len(first) == 120 and first == second
+
+
+def test_reset_forgets_the_last_game() -> None:
+    agent = make_agent(SMALL, "spider-2suit", 5)
+    play(agent, "spider-2suit", 9, 40, seed=1)
+    again, _ = play(agent, "spider-2suit", 4, 80, seed=5)
+    fresh, _ = play(make_agent(SMALL, "spider-2suit", 5), "spider-2suit", 4, 80, seed=5)
+    assert again == fresh
+
+
+# --- play ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, deal, steps",
+    [("spider-1suit", 3, 400), ("spiderette-4suit", 1, 300), ("spider-tournament-2suit", 1, 300)],
+)
+def test_plays_only_legal_actions(name: str, deal: int, steps: int) -> None:
+    actions, _ = play(make_agent(SMALL, name, 0), name, deal, steps)  # play() checks the mask
+    assert len(actions) > 20
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_wins_an_easy_one_suit_deal(seed: int) -> None:
+    # 1-suit deal 0: the greedy agent wins it too; the expert wins it with any of seeds 0..2.
+    _, info = play(make_agent(SMALL, "spider-1suit", seed), "spider-1suit", 0, 400, seed=seed)
+    assert info["is_success"] and info["completed_runs"] == 8
+
+
+@pytest.mark.parametrize("name, per_decision", [("simple-simon", 1), ("spider-2suit", 3)])
+def test_with_no_hidden_card_one_layout_is_searched(name: str, per_decision: int) -> None:
+    """Simple Simon deals every card face up: the samples collapse to the one true layout, a
+    single search per decision at most; with hidden cards each sample is searched."""
+    env = SpiderEnv(variant=name)
+    obs, info = env.reset(options={"deal": 1})
+    agent = ExpertAgent(name, seed=0, samples=3, nodes=3000)
+    decisions = 0
+    for _ in range(80):
+        mask = info["action_mask"]
+        if not mask.any():
+            break
+        a = agent.act(obs, mask, info)
+        assert mask[a]
+        if mask.sum() > 1:
+            decisions += 1
+            if decisions == 1:
+                assert agent.searches == per_decision
+        obs, _, term, _, info = env.step(a)
+        if term:
+            break
+    assert decisions > 10
+    if name == "simple-simon":
+        assert 1 <= agent.searches <= decisions
+
+
+# --- bad input -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("expert:samples=0", "samples must be an int >= 1, got 0"),
+        ("expert:nodes=-5", "nodes must be an int >= 1, got -5"),
+        ("expert:stage_nodes=0", "stage_nodes must be an int >= 1, got 0"),
+        ("expert:foo=1", "bad expert budget 'foo=1'.*samples, nodes, stage_nodes"),
+        ("expert:", "bad expert budget ''"),
+        ("expert:samples=2,,nodes=3000", "bad expert budget ''"),
+        ("expert:samples", "bad expert budget 'samples'"),
+        ("expert:samples=x", "samples='x' is not an integer"),
+        ("expert:nodes=2.5", "nodes='2.5' is not an integer"),
+        ("expert:samples=2,samples=3", "'samples' given twice"),
+        ("expertx", "unknown agent 'expertx'"),
+    ],
+)
+def test_bad_specs_are_refused_naming_the_problem(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        make_agent(spec, "spider-1suit")
+
+
+def test_specs_set_the_budget_and_the_name() -> None:
+    agent = make_agent("expert:nodes=5000,samples=3,stage_nodes=1000", "spider-1suit")
+    assert isinstance(agent, ExpertAgent)
+    assert (agent.samples, agent.nodes, agent.stage_nodes) == (3, 5000, 1000)
+    assert agent.name == "expert:samples=3,nodes=5000,stage_nodes=1000"
+    assert make_agent("expert", "spider-1suit").name == "expert"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"samples": True}, "samples must be an int >= 1, got True"),
+        ({"samples": None}, "samples must be an int"),
+        ({"nodes": 2.0}, "nodes must be an int >= 1, got 2.0"),
+        ({"stage_nodes": -1}, "stage_nodes must be an int >= 1"),
+    ],
+)
+def test_bad_budget_arguments_are_refused(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ExpertAgent("spider-1suit", **kwargs)
+
+
+def test_a_budget_above_the_solvers_limit_is_refused() -> None:
+    ExpertAgent("spider-1suit", samples=1, nodes=MAX_NODES)  # at the limit: accepted
+    limit = f"{MAX_NODES:,}"
+    with pytest.raises(ValueError, match=limit):
+        ExpertAgent("spider-1suit", samples=1, nodes=MAX_NODES + 1)
+    with pytest.raises(ValueError, match=limit):  # samples x nodes counts
+        ExpertAgent("spider-1suit", samples=2, nodes=MAX_NODES // 2 + 1)
+    with pytest.raises(ValueError, match=limit):
+        make_agent(f"expert:samples=4,nodes={MAX_NODES // 4 + 1}", "spider-1suit")
+
+
+def test_an_observation_of_another_variant_is_refused() -> None:
+    env = SpiderEnv(variant="spiderette-4suit")
+    obs, info = env.reset(options={"deal": 0})
+    with pytest.raises(ValueError, match="the agent plays another variant"):
+        make_agent(SMALL, "spider-2suit").act(obs, info["action_mask"], info)
+    env = SpiderEnv(variant="spider-2suit")  # same shapes: the cards give it away
+    obs, info = env.reset(options={"deal": 0})
+    with pytest.raises(ValueError, match="more copies of a card than the spider-1suit deck"):
+        make_agent(SMALL, "spider-1suit").act(obs, info["action_mask"], info)
+    env = SpiderEnv(variant="spider-2suit", undo=True)  # undo adds an action
+    obs, info = env.reset(options={"deal": 0})
+    with pytest.raises(ValueError, match="the agent plays another variant"):
+        make_agent(SMALL, "spider-2suit").act(obs, info["action_mask"], info)
+
+
+def test_variant_comes_from_info_with_undo() -> None:
+    env = SpiderEnv(variant="spider-2suit", undo=True)
+    obs, info = env.reset(options={"deal": 0})
+    agent = ExpertAgent(seed=0, samples=2, nodes=3000)
+    a = agent.act(obs, info["action_mask"], info)
+    assert info["action_mask"][a] and agent.variant == env.variant
+
+
+# --- pickling and evaluation -------------------------------------------------------------------
+def test_a_used_agent_pickles_and_the_copy_plays_on_the_same() -> None:
+    name = "spider-2suit"
+    env = SpiderEnv(variant=name)
+    obs, info = env.reset(options={"deal": 6})
+    agent = make_agent(SMALL, name, 2)
+    agent.reset(seed=2)
+    for _ in range(25):
+        obs, _, _, _, info = env.step(agent.act(obs, info["action_mask"], info))
+    copy_ = pickle.loads(pickle.dumps(agent))
+    twin = SpiderEnv(variant=name)
+    obs2, info2 = twin.reset(options={"state": env.state})
+    ours, theirs = [], []
+    for _ in range(40):
+        ours.append(agent.act(obs, info["action_mask"], info))
+        theirs.append(copy_.act(obs2, info2["action_mask"], info2))
+        obs, _, term, _, info = env.step(ours[-1])
+        obs2, *_, info2 = twin.step(theirs[-1])
+        if term:
+            break
+    assert ours == theirs
+
+
+def _records(result: Any) -> list[dict[str, Any]]:
+    return [
+        {k: v for k, v in dataclasses.asdict(r).items() if k != "seconds"} for r in result.records
+    ]
+
+
+def test_evaluate_gives_the_same_records_with_one_or_two_workers(monkeypatch: Any) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    args: dict[str, Any] = {"variant": "spider-1suit", "max_steps": 300}
+    one = evaluate([SMALL], "0:3", jobs=1, **args)
+    two = evaluate([SMALL], "0:3", jobs=2, **args)
+    assert two.jobs == 2
+    assert _records(one) == _records(two)
+    assert [r.agent for r in one.records] == [SMALL] * 3
+    assert sum(r.won for r in one.records) >= 1
