@@ -1,0 +1,284 @@
+"""The perfect-information solver (:mod:`spider_env.fast.solver`): won lines win under the pure
+rules engine, hand-built wins and losses, budgets, determinism, undo variants, bad input.
+
+Every won line is replayed here through :func:`spider_env.core.rules.apply` (each action checked
+against :func:`~spider_env.core.rules.legal_actions` first), independently of the solver's own
+check. Losses are checked against an exhaustive search of the pure engine.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from conftest import mv, position, run
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from spider_env.core import rules
+from spider_env.core.actions import undo_id
+from spider_env.core.deals import generate_deal
+from spider_env.core.state import State
+from spider_env.core.variants import get_variant
+from spider_env.fast.solver import MAX_NODES, VERDICTS, Solver, SolveResult, check_budget, solve
+
+
+def deal_state(variant: str, deal: int) -> State:
+    return State.from_deal(generate_deal(variant, deal))
+
+
+def replays_to_win(state: State, line: tuple[int, ...]) -> bool:
+    """Play ``line`` with the pure engine, each action legal where it is played; won at the end."""
+    s = state
+    for a in line:
+        if a not in rules.legal_actions(s):
+            return False
+        s = rules.apply(s, a)
+    return s.won
+
+
+def exhaustive_outcome(state: State, limit: int = 50_000) -> str:
+    """``"won"`` / ``"lost"`` by visiting every position the pure engine reaches (counters left
+    out of the key), ``"limit"`` past ``limit`` positions."""
+    seen: set[tuple[object, ...]] = set()
+    stack = [state]
+    while stack:
+        s = stack.pop()
+        key = (s.cols, s.down, s.stock, s.completed)
+        if key in seen:
+            continue
+        seen.add(key)
+        if s.won:
+            return "won"
+        if len(seen) > limit:
+            return "limit"
+        stack.extend(rules.apply(s, a) for a in rules.legal_actions(s))
+    return "lost"
+
+
+# --- won lines ------------------------------------------------------------------------------------
+# Deals the solver wins within these budgets (a tenth of a second or less each).
+WON_DEALS = [
+    ("spider-1suit", (1, 2, 4), 100_000),
+    ("spider-2suit", (1, 2, 3), 100_000),
+    ("simple-simon", (8, 9, 11), 100_000),
+    ("spiderette-1suit", (0, 1, 3), 100_000),
+    ("scorpion", (0, 41, 44), 200_000),
+    ("spider-tournament-1suit", (0, 1), 100_000),  # has undo
+    ("spider-tournament-2suit", (0, 1), 100_000),  # has undo
+]
+
+
+@pytest.mark.parametrize(("variant", "deals", "nodes"), WON_DEALS)
+def test_won_lines_replay_to_a_win_through_the_pure_engine(
+    variant: str, deals: tuple[int, ...], nodes: int
+) -> None:
+    for d in deals:
+        s = deal_state(variant, d)
+        r = solve(s, nodes=nodes)
+        assert r.verdict == "won", (variant, d, r)
+        assert r.won and r.budget == ""
+        assert len(r.line) > 0
+        assert replays_to_win(s, r.line), (variant, d)
+        assert r.nodes > 0 and r.expansions > 0
+
+
+def test_undo_variant_is_solved_with_its_own_action_ids() -> None:
+    v = get_variant("spider-tournament-1suit")
+    assert v.undo
+    s = deal_state(v.name, 3)
+    r = solve(s, nodes=100_000)
+    assert r.won
+    assert all(0 <= a < v.n_actions for a in r.line)
+    assert undo_id(v) not in r.line  # solved without undo
+    assert replays_to_win(s, r.line)  # in the variant with undo
+
+
+def test_position_with_an_undo_history_is_solved_from_there() -> None:
+    s = deal_state("spider-tournament-1suit", 0)
+    rng = random.Random(3)
+    for _ in range(40):  # a few moves, until the last one leaves an undo history
+        moves = [a for a in rules.legal_actions(s) if a < s.variant.n_move_actions]
+        s = rules.apply(s, rng.choice(moves))
+        if s.moves >= 4 and s.prev is not None:
+            break
+    assert s.prev is not None
+    r = solve(s, nodes=100_000)
+    assert r.won
+    assert replays_to_win(s, r.line)
+
+
+# --- hand-built positions -------------------------------------------------------------------------
+def test_position_one_move_from_a_win_is_won_with_that_move() -> None:
+    s = position(
+        [run("S", 13, 2), "AS", *["-"] * 8], variant="spider-1suit", completed=(7, 0, 0, 0)
+    )
+    for prune in (True, False):
+        r = solve(s, nodes=1_000, prune=prune)
+        assert r.verdict == "won"
+        assert r.line == (mv(s, 1, 1, 0),)
+
+
+def test_position_two_moves_from_a_win_is_won_with_the_two_moves() -> None:
+    # 2S on a face-down AS: 2S onto 3S turns the ace up, the ace onto 2S completes the run
+    s = position(
+        [run("S", 13, 3), "|AS 2S", *["-"] * 8], variant="spider-1suit", completed=(7, 0, 0, 0)
+    )
+    for prune in (True, False):
+        r = solve(s, nodes=1_000, prune=prune)
+        assert r.verdict == "won"
+        assert r.line == (mv(s, 1, 1, 0), mv(s, 1, 1, 0))
+        assert replays_to_win(s, r.line)
+
+
+def test_won_position_is_won_with_an_empty_line() -> None:
+    s = position(["-"] * 10, variant="spider-1suit", completed=(8, 0, 0, 0))
+    r = solve(s, nodes=10)
+    assert (r.verdict, r.line, r.budget) == ("won", (), "")
+
+
+def test_position_without_legal_moves_is_lost() -> None:
+    # spiderette, three runs done: the tops A 3 5 7 9 J K take nothing, the stock is dealt
+    s = position(
+        ["|2S AS", "|4S 3S", "|6S 5S", "|8S 7S", "|TS 9S", "|QS JS", "KS"],
+        variant="spiderette-1suit",
+        completed=(3, 0, 0, 0),
+    )
+    assert rules.legal_actions(s) == [] and not s.won
+    for prune in (False, True):  # nothing to prune: a proof either way
+        r = solve(s, nodes=1_000, prune=prune)
+        assert (r.verdict, r.line, r.budget) == ("lost", (), "")
+
+
+@pytest.mark.parametrize(
+    ("variant", "deal", "width"),
+    [("simple-simon", 3, 3), ("scorpion", 14, 64)],
+)
+def test_deal_whose_every_line_dead_ends_is_lost_without_pruning(
+    variant: str, deal: int, width: int
+) -> None:
+    s = deal_state(variant, deal)
+    assert exhaustive_outcome(s) == "lost"  # the pure engine's own proof
+    r = solve(s, nodes=200_000, prune=False, width=width)
+    assert (r.verdict, r.line, r.budget) == ("lost", (), "")
+    pruned = solve(s, nodes=200_000, prune=True, width=width)
+    assert pruned.verdict == "unknown"  # moves left out: no loss claimed
+    assert pruned.budget == "pruned"
+
+
+# --- budgets --------------------------------------------------------------------------------------
+def test_tiny_node_budget_gives_unknown_nodes() -> None:
+    s = deal_state("spider-1suit", 0)
+    r = solve(s, nodes=1)
+    assert (r.verdict, r.line, r.budget) == ("unknown", (), "nodes")
+
+
+def test_node_budget_runs_out_on_a_hard_deal() -> None:
+    r = solve(deal_state("spider-4suit", 0), nodes=5_000)
+    assert (r.verdict, r.budget) == ("unknown", "nodes")
+
+
+def test_seconds_budget_stops_a_search() -> None:
+    # 4-suit deal 0 is not won in 5M positions; the clock stops the search long before
+    r = solve(deal_state("spider-4suit", 0), nodes=5_000_000, seconds=0.05)
+    assert (r.verdict, r.line, r.budget) == ("unknown", (), "seconds")
+    assert r.nodes < 5_000_000
+
+
+def test_search_is_deterministic() -> None:
+    for variant, deal in (("spider-2suit", 1), ("spider-4suit", 0)):
+        s = deal_state(variant, deal)
+        a = solve(s, nodes=50_000)
+        b = solve(s, nodes=50_000)
+        assert (a.verdict, a.line, a.nodes, a.expansions, a.budget) == (
+            b.verdict,
+            b.line,
+            b.nodes,
+            b.expansions,
+            b.budget,
+        )
+
+
+def test_solver_object_can_be_reused() -> None:
+    from spider_env.fast.layout import to_array
+
+    s = deal_state("spiderette-1suit", 0)
+    solver = Solver(s.variant, 100_000)
+    first = solver.run(to_array(s))
+    second = solver.run(to_array(s))
+    assert first[0] == second[0] and first[1] == second[1]
+    assert replays_to_win(s, tuple(first[1]))
+
+
+# --- bad input ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("nodes", [0, -1, True, 1.5, MAX_NODES + 1, "100", None])
+def test_bad_node_budget_is_refused(nodes: object) -> None:
+    s = deal_state("spider-1suit", 0)
+    with pytest.raises(ValueError, match="nodes"):
+        solve(s, nodes=nodes)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seconds", [0, -1, math.nan, math.inf, -math.inf, "1", True])
+def test_bad_seconds_budget_is_refused(seconds: object) -> None:
+    s = deal_state("spider-1suit", 0)
+    with pytest.raises(ValueError, match="seconds"):
+        solve(s, nodes=10, seconds=seconds)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("width", [0, -1, 65, True, 2.0])
+def test_bad_width_is_refused(width: object) -> None:
+    with pytest.raises(ValueError, match="width"):
+        solve(deal_state("spider-1suit", 0), nodes=10, width=width)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("state", [None, "spider-1suit", 0, generate_deal("spider-1suit", 0)])
+def test_non_state_is_a_type_error(state: object) -> None:
+    with pytest.raises(TypeError, match="State"):
+        solve(state, nodes=10)  # type: ignore[arg-type]
+
+
+def test_check_budget_accepts_and_normalises_good_values() -> None:
+    assert check_budget(np.int64(5), 2) == (5, 2.0)
+    assert check_budget(MAX_NODES, None) == (MAX_NODES, None)
+    assert check_budget(1, 0.25) == (1, 0.25)
+
+
+# --- a property -----------------------------------------------------------------------------------
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+)
+@given(
+    variant=st.sampled_from(["spider-1suit", "spiderette-1suit", "spider-2suit", "simple-simon"]),
+    deal=st.integers(0, 2**32),
+    seed=st.integers(0, 2**16),
+    steps=st.integers(0, 40),
+)
+def test_won_lines_from_random_positions_win(
+    variant: str, deal: int, seed: int, steps: int
+) -> None:
+    """From a position reached by random legal play, a won line replays to a win; any other
+    verdict comes with no line."""
+    s = deal_state(variant, deal)
+    rng = random.Random(seed)
+    for _ in range(steps):
+        legal = rules.legal_actions(s)
+        if not legal:
+            break
+        s = rules.apply(s, rng.choice(legal))
+    r = solve(s, nodes=20_000)
+    event(r.verdict)
+    assert isinstance(r, SolveResult)
+    assert r.verdict in VERDICTS
+    if r.won:
+        assert replays_to_win(s, r.line)
+    else:
+        assert r.line == ()
+        if r.verdict == "lost":
+            assert r.budget == ""
+        else:
+            assert r.budget in ("nodes", "seconds", "pruned")
