@@ -288,11 +288,15 @@ def _records(result: Any) -> list[dict[str, Any]]:
 
 
 def test_evaluate_gives_the_same_records_with_one_or_two_workers(monkeypatch: Any) -> None:
+    """By spec, and as an agent object (pickled to the workers): the same games."""
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     args: dict[str, Any] = {"variant": "spider-1suit", "max_steps": 300}
     one = evaluate([SMALL], "0:3", jobs=1, **args)
-    two = evaluate([SMALL], "0:3", jobs=2, **args)
+    two = evaluate([SMALL, make_agent(SMALL, "spider-1suit")], "0:3", jobs=2, **args)
     assert two.jobs == 2
-    assert _records(one) == _records(two)
     assert [r.agent for r in one.records] == [SMALL] * 3
+    assert [r.agent for r in two.records] == [SMALL] * 3 + [f"{SMALL}#2"] * 3
+    by_spec, by_object = _records(two)[:3], _records(two)[3:]
+    assert _records(one) == by_spec
+    assert [{**r, "agent": SMALL} for r in by_object] == by_spec
     assert sum(r.won for r in one.records) >= 1
