@@ -77,6 +77,12 @@ def test_quiet_prints_only_the_verdict(capsys: pytest.CaptureFixture[str]) -> No
     assert code == 0
     assert len(out.splitlines()) == 1
     assert out.startswith("spider-1suit deal 1: won in ")
+    code, undo_out, _ = run_cli(
+        capsys, "--suits", "1", "--deal", "1", "--nodes", "100000", "--quiet", "--undo"
+    )
+    assert code == 0
+    assert undo_out.startswith("spider-1suit undo=true deal 1: won in ")
+    assert undo_out.split(": ", 1)[1].split(" (")[0] == out.split(": ", 1)[1].split(" (")[0]
 
 
 def test_deal_zero_is_the_default(capsys: pytest.CaptureFixture[str]) -> None:

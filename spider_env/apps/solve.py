@@ -304,7 +304,7 @@ def quiet_summary(results: Sequence[DealSolve], variant: Variant, deals: str) ->
     lost = sum(r.verdict == "lost" for r in results)
     lo, hi = wilson_interval(won, n)
     return (
-        f"{variant.name} deals {deals}: won {won}/{n} ({won / n:.1%}; 95% CI {lo:.1%} .. "
+        f"{variant.spec_text()} deals {deals}: won {won}/{n} ({won / n:.1%}; 95% CI {lo:.1%} .. "
         f"{hi:.1%}), lost {lost}, unknown {n - won - lost}"
     )
 
@@ -376,12 +376,12 @@ def run(args: Any, out: TextIO | None = None) -> int:
         v = deal.variant
         if args.undo and not v.undo:
             v = v.with_options(undo=True)
-        game = f"{v.name} deal from {args.deal_file}"
+        game = f"{v.spec_text()} deal from {args.deal_file}"
         r = solve_one(v, None, nodes, seconds, deal_text=text)
     else:
         v = named or resolve_variant(None, None, args.undo)
         number = 0 if args.deal is None else args.deal
-        game = f"{v.name} deal {number}"
+        game = f"{v.spec_text()} deal {number}"
         r = solve_one(v, number, nodes, seconds)
     print(verdict_line(r, game), file=out)
     if r.replay_error:
