@@ -82,7 +82,7 @@ def play(
         ("spider-1suit", 2),
         ("spider-2suit", 2),
         ("spiderette-4suit", 2),
-        ("scorpion", 2),
+        ("scorpion", 0),  # a whole game (deals 1, 2 end within 17 steps)
         ("spider-tournament-2suit", 2),  # visible pile tops, chosen piles, undo
     ],
 )
