@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import re
+import subprocess
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -397,3 +399,19 @@ def test_replay_refuses_illegal_actions_and_actions_after_the_end() -> None:
         solve_app.replay_in_env(v, (*r.line, r.line[-1]), options)
     with pytest.raises(solve_app.ReplayError, match="not won"):
         solve_app.replay_in_env(v, r.line[:5], options)
+
+
+def test_without_numba_solve_is_a_one_line_error() -> None:
+    script = (
+        "import sys\n"
+        "sys.modules['numba'] = None  # as if numba were not installed\n"
+        "from spider_env.apps.cli import main\n"
+        "sys.exit(main(['solve', '--suits', '1']))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "numba" in proc.stderr and "Traceback" not in proc.stderr

@@ -69,6 +69,16 @@ class DealSolve:
         return self.verdict == "won"
 
 
+def need_solver() -> None:
+    """:class:`SolveError` (one line) if the solver cannot be loaded (it is numba code)."""
+    try:
+        import spider_env.fast.solver  # noqa: F401
+    except ImportError as exc:
+        raise SolveError(
+            f"spider-env solve needs the compiled core (numba): {exc}; `pip install numba`"
+        ) from None
+
+
 def check_budget_args(nodes: object, seconds: object) -> tuple[int, float | None]:
     """``(nodes, seconds)`` for the solver; :class:`SolveError` naming the option otherwise."""
     from spider_env.fast.solver import MAX_NODES, check_budget
@@ -342,6 +352,7 @@ def run(args: Any, out: TextIO | None = None) -> int:
     from spider_env.core.variants import resolve_variant
 
     out = out or sys.stdout
+    need_solver()
     nodes, seconds = check_budget_args(args.nodes, args.seconds)
     named = _game_variant(args)
     if args.deals is not None:
