@@ -7,7 +7,8 @@ import csv
 import re
 import subprocess
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -415,3 +416,27 @@ def test_without_numba_solve_is_a_one_line_error() -> None:
     assert proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "numba" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_dead_worker_process_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class DeadPool:
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            pass
+
+        def __enter__(self) -> DeadPool:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def submit(self, *a: Any, **kw: Any) -> Future[Any]:
+            fut: Future[Any] = Future()
+            fut.set_exception(BrokenProcessPool("a worker died"))
+            return fut
+
+    monkeypatch.setattr(solve_app, "ProcessPoolExecutor", DeadPool)
+    monkeypatch.setattr("spider_env.apps.evaluation.workers.os.cpu_count", lambda: 2)
+    err = one_error(capsys, "--suits", "4", "--deals", "0:2", "--nodes", "500", "--jobs", "2")
+    assert "worker process of --jobs 2" in err and "--jobs 1" in err

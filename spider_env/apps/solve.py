@@ -19,6 +19,7 @@ import multiprocessing
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -221,12 +222,18 @@ def solve_many(
         size = max(1, min(MAX_CHUNK, len(deals) // (jobs * 4) or 1))
         chunks = [list(deals[k : k + size]) for k in range(0, len(deals), size)]
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
-            futures = [pool.submit(_solve_chunk, variant, c, nodes, seconds) for c in chunks]
-            for fut in futures:  # in order: the results are the deals' order
-                part = fut.result()
-                out.extend(part)
-                bar.update(len(part))
+        try:
+            with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+                futures = [pool.submit(_solve_chunk, variant, c, nodes, seconds) for c in chunks]
+                for fut in futures:  # in order: the results are the deals' order
+                    part = fut.result()
+                    out.extend(part)
+                    bar.update(len(part))
+        except BrokenProcessPool:
+            raise SolveError(
+                f"a worker process of --jobs {jobs} ended without finishing its work (its own "
+                "error, if any, is printed above; out of memory?): try --jobs 1"
+            ) from None
         return out
     finally:
         bar.close()
