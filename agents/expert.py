@@ -5,14 +5,25 @@ cards and the stock) are known as a multiset (the deck minus every card in view 
 completed run), so the agent draws ``samples`` layouts of them uniformly at random
 (:meth:`agents.view.TableView.to_state`), each consistent with everything seen, and solves each
 with the perfect-information solver (:class:`spider_env.fast.solver.Solver`, ``nodes``
-positions per search). Every sample votes for the first move of its line: a winning line
-counts 1, the line towards the best position of an unfinished search ``FALLBACK_VOTE``. The move
-with the most votes is played (ties: the lowest action id).
+positions per search). Every sample whose search found a win votes for the first move of its
+line; the move with the most votes is played (ties: the lowest action id). A sample still
+following the line of an earlier search votes ``1 + INCUMBENT_BONUS``, so that two samples
+with different plans do not take turns undoing each other's moves. When no sample has a
+winning line, the lookahead agent (:class:`agents.lookahead.LookaheadAgent`) moves.
 
-Lines are kept between decisions: after a move, a sample whose line began with that move keeps
-the rest of it; a sample whose position no longer matches the table (a card turned up that it
-had placed elsewhere) is replaced by a new draw. Only samples without a line are searched, so
-a decision costs a search only when what is seen changes or the samples disagreed.
+Samples and lines are kept between decisions:
+
+* after a move, a sample whose line began with it keeps the rest of its line; the others search
+  again at the next decision;
+* when a card turns up (or a deal shows ten), a sample that had placed another card there is
+  *repaired*: the card it had is swapped with a copy of the card now seen, taken from one of
+  its hidden slots at random (the repaired layout is again a uniform draw of what is still
+  unseen). Its line is replayed on the repaired layout (:func:`spider_env.fast.solver.line_wins`)
+  and kept if it still wins;
+* a sample whose search found no win searches again when its cards change, or after
+  ``RETRY_EVERY`` decisions.
+
+So a decision costs a search only when what is seen contradicts a sample's plan.
 
 Determinism: all randomness is the agent's RNG (seeded by ``reset(seed)``), and the state it
 keeps is a function of the observations so far, so the same seed and the same game give the
@@ -28,12 +39,23 @@ from typing import Any
 import numpy as np
 
 from spider_env.core.variants import Variant
+from spider_env.fast.layout import (
+    H_COMP,
+    P_L,
+    P_OCOLS,
+    P_ODOWN,
+    P_OLEN,
+    P_OPILE,
+    P_OSTOCK,
+    P_PS,
+)
 
 from .base import BaseAgent
 from .lookahead import LookaheadAgent
 from .view import TableView
 
-FALLBACK_VOTE = 0.25  # the vote of a sample whose search found no win
+INCUMBENT_BONUS = 0.5  # extra vote of a sample still following the line of an earlier search
+RETRY_EVERY = 5  # decisions between two searches of a sample that found no win
 DEFAULT_SAMPLES = 4
 DEFAULT_NODES = 30_000
 
@@ -58,7 +80,7 @@ def parse_expert_spec(spec: str) -> dict[str, int]:
         return out
     for item in rest.split(","):
         key, eq, value = item.partition("=")
-        key = key.strip()
+        key = key.strip().lower()
         if not eq or key not in BUDGET_KEYS:
             raise ValueError(
                 f"bad expert budget {item!r} in {spec!r}: use expert:KEY=N,... with KEY one of "
@@ -103,9 +125,14 @@ class ExpertAgent(BaseAgent):
         self.stage_nodes = (
             None if stage_nodes is None else _check_positive("stage_nodes", stage_nodes)
         )
-        from spider_env.fast.solver import check_budget
+        from spider_env.fast.solver import MAX_NODES, check_budget
 
-        check_budget(self.nodes * self.samples, None)
+        check_budget(self.nodes, None)
+        if self.nodes * self.samples > MAX_NODES:
+            raise ValueError(
+                f"samples x nodes must be at most {MAX_NODES:,} (the positions of one search "
+                f"without hidden cards), got {self.samples} x {self.nodes:,}"
+            )
         if (self.samples, self.nodes, self.stage_nodes) != (DEFAULT_SAMPLES, DEFAULT_NODES, None):
             budget = f"samples={self.samples},nodes={self.nodes}"
             if self.stage_nodes is not None:
@@ -113,14 +140,15 @@ class ExpertAgent(BaseAgent):
             self.name = f"expert:{budget}"
         self._solver: Any = None
         self._fallback = LookaheadAgent(variant, seed)
-        # per sample: [state vector, remaining line, whether the line wins in that sample]
-        self._pool: list[list[Any]] = []
+        self._pool: list[_Sample] = []
+        self._decisions = 0
         self.searches = 0  # searches run since the last reset (for reports)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._fallback.reset(seed)
         self._pool = []
+        self._decisions = 0
         self.searches = 0
 
     # ------------------------------------------------------------------------------------
@@ -156,37 +184,93 @@ class ExpertAgent(BaseAgent):
         mask: np.ndarray,
         info: Mapping[str, Any] | None,
     ) -> int:
-        from spider_env.fast.layout import from_array, to_array
+        from spider_env.fast.layout import to_array
+        from spider_env.fast.solver import line_wins
 
         solver = self._solver_for(v)
         hidden = len(view.unseen_cards())
         want = 1 if hidden == 0 else self.samples
-        key = view.key()
-        kept: list[list[Any]] = []
+        self._decisions += 1
+        kept: list[_Sample] = []
         for sample in self._pool:
-            if TableView.from_state(from_array(solver.variant, sample[0])).key() == key:
-                kept.append(sample)
+            changed = self._repair(sample.st, view)
+            if changed is None:
+                continue  # cannot be made to agree with the table: draw a new one
+            if changed:
+                sample.fresh = True
+                if sample.won and not line_wins(
+                    solver.pr, sample.st, np.asarray(sample.line, dtype=np.int64)
+                ):
+                    sample.line, sample.won = [], False
+            kept.append(sample)
         while len(kept) < want:
             st = view.to_state(self.rng if hidden else None)
-            kept.append([to_array(_plain(st)), [], False])
+            kept.append(_Sample(to_array(_plain(st))))
         self._pool = kept[:want]
         legal_set = set(legal)
         votes: dict[int, float] = {}
         for sample in self._pool:
-            line = sample[1]
-            if not line or line[0] not in legal_set:
-                line, sample[2] = self._search(v, sample[0], hidden == 0)
-                sample[1] = line
-            if line and line[0] in legal_set:
-                weight = 1.0 if sample[2] else FALLBACK_VOTE
-                votes[line[0]] = votes.get(line[0], 0.0) + weight
-        if not any(sample[2] for sample in self._pool):
+            stale = not sample.line or sample.line[0] not in legal_set
+            retry = sample.fresh or self._decisions - sample.searched >= RETRY_EVERY
+            if (stale if sample.won else retry):
+                sample.line, sample.won = self._search(v, sample.st, hidden == 0)
+                sample.fresh = False
+                sample.searched = self._decisions
+            if sample.won and sample.line and sample.line[0] in legal_set:
+                # a line already being followed counts more: two samples whose lines differ
+                # must not take turns (each undoing the other's move)
+                weight = 1.0 if sample.searched == self._decisions else 1.0 + INCUMBENT_BONUS
+                votes[sample.line[0]] = votes.get(sample.line[0], 0.0) + weight
+        if not votes:
             return int(self._fallback.act(obs, mask, info))
         best = max(votes.values())
         return min(a for a, w in votes.items() if w == best)
 
+    def _repair(self, st: np.ndarray, view: TableView) -> bool | None:
+        """Make sample ``st`` show what ``view`` shows: each face-up card that differs (a card
+        just turned up or dealt) is swapped with a copy of the card the view shows from one of
+        the sample's hidden slots, chosen at random. ``True`` if anything changed, ``False`` if
+        it agreed already, ``None`` if it cannot agree (the sample is then replaced)."""
+        pr = self._solver.pr
+        L = int(pr[P_L])
+        o_len, o_down, o_cols = int(pr[P_OLEN]), int(pr[P_ODOWN]), int(pr[P_OCOLS])
+        o_pile, o_stock, PS = int(pr[P_OPILE]), int(pr[P_OSTOCK]), int(pr[P_PS])
+        C = len(view.up)
+        if tuple(int(x) for x in st[H_COMP : H_COMP + 4]) != view.completed:
+            return None
+        wrong: list[tuple[int, int]] = []  # (slot, card the view shows there)
+        for c in range(C):
+            d, up = view.down[c], view.up[c]
+            if int(st[o_len + c]) != d + len(up) or int(st[o_down + c]) != d:
+                return None
+            base = o_cols + c * L + d
+            for i, card in enumerate(up):
+                if int(st[base + i]) != card:
+                    wrong.append((base + i, card))
+        piles = [j for j in range(len(self._solver.variant.stock)) if st[o_pile + j] > 0]
+        if len(piles) != view.deals_left:
+            return None
+        tops = view.pile_tops
+        if tops is not None:
+            for j in piles:
+                if int(st[o_stock + j * PS]) != tops[j]:
+                    wrong.append((o_stock + j * PS, tops[j]))
+        if not wrong:
+            return False
+        hidden = [o_cols + c * L + i for c in range(C) for i in range(view.down[c])]
+        for j in piles:
+            first = 1 if tops is not None else 0
+            hidden.extend(o_stock + j * PS + i for i in range(first, int(st[o_pile + j])))
+        for slot, card in wrong:
+            where = [h for h in hidden if int(st[h]) == card]
+            if not where:
+                return None
+            h = where[int(self.rng.integers(len(where)))]
+            st[h], st[slot] = st[slot], card
+        return True
+
     def _search(self, v: Variant, st: np.ndarray, alone: bool) -> tuple[list[int], bool]:
-        """Solve one sample: its winning line, or the solver's fallback line."""
+        """Solve one sample: its winning line (or ``[]``) and whether one was found."""
         from spider_env.fast.solver import Solver
 
         solver = self._solver
@@ -198,20 +282,42 @@ class ExpertAgent(BaseAgent):
         code, line = solver.run(st.copy())
         if code == 0:
             return list(line), True
-        return list(solver.fallback), False
+        return [], False
 
     def _advance(self, action: int) -> None:
-        """Play ``action`` in every sample; keep the lines that began with it."""
+        """Play ``action`` in every sample; keep the lines that began with it. An undo (the
+        only legal action at times, in variants with undo) takes back a move the samples do
+        not remember: they are dropped and drawn again at the next decision."""
         if not self._pool:
+            return
+        v = self._solver.variant
+        if action >= v.n_actions:  # the undo action of the env's variant (none in the solver's)
+            self._pool = []
             return
         from spider_env.fast import load_kernel
 
         k = load_kernel()
         pr = self._solver.pr
         for sample in self._pool:
-            line = sample[1]
-            k.apply_action(pr, sample[0], action)
-            sample[1] = line[1:] if line and line[0] == action else []
+            k.apply_action(pr, sample.st, action)
+            if sample.line and sample.line[0] == action:
+                sample.line = sample.line[1:]
+            else:
+                sample.line = []
+
+
+class _Sample:
+    """One layout of the unseen cards: its state vector, the line its search found (and
+    whether it wins), whether its cards changed since, when it was last searched."""
+
+    __slots__ = ("fresh", "line", "searched", "st", "won")
+
+    def __init__(self, st: np.ndarray) -> None:
+        self.st = st
+        self.line: list[int] = []
+        self.won = False
+        self.fresh = True
+        self.searched = 0
 
 
 def _plain(state: Any) -> Any:

@@ -63,7 +63,7 @@ def exhaustive_outcome(state: State, limit: int = 50_000) -> str:
 WON_DEALS = [
     ("spider-1suit", (1, 2, 4), 100_000),
     ("spider-2suit", (1, 2, 3), 100_000),
-    ("simple-simon", (8, 9, 11), 100_000),
+    ("simple-simon", (1, 8, 11), 100_000),
     ("spiderette-1suit", (0, 1, 3), 100_000),
     ("scorpion", (0, 41, 44), 200_000),
     ("spider-tournament-1suit", (0, 1), 100_000),  # has undo

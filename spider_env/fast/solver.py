@@ -15,7 +15,8 @@ Best-first search over the compiled core's state vectors, in numba:
 * **Obviously pointless moves are not generated**: moving a column's whole face-up part, with
   nothing face down under it, into an empty column (the same table in another place); and
   splitting a group off the card of its own suit just above it onto another card (it frees a
-  card of the same rank and suit as the one it moves onto).
+  card of the same rank and suit as the one it moves onto); in games without a stock (Simple
+  Simon), also moving a group off a next card of another suit, unless onto its own suit's.
   A search with these left out (``prune=True``, the default) still finds wins; a loss is proven
   only by a search that ran out of positions without leaving anything out (``prune=False``, or
   a position where nothing was pruned).
@@ -77,7 +78,7 @@ _jit = njit(cache=True, nogil=True, boundscheck=False)
 #: 100..119 of 1, 2 and 4 suits (see the README's solver section).
 W_RUN, W_DOWN, W_EMPTY, W_SUITED, W_RANKED, W_BREAK, W_DEAL, W_MOVE = range(8)
 DEFAULT_WEIGHTS = (5000, 120, 250, 80, 0, 60, 0, 5)
-SLICE = 4096  # expansions between two looks at the clock
+SLICE = 1024  # expansions between two looks at the clock
 
 
 # --- positions ----------------------------------------------------------------------------------
@@ -244,7 +245,15 @@ def _pointless(pr: np.ndarray, st: np.ndarray, a: int) -> bool:
     base = pr[P_OCOLS] + src * L
     moved = st[base + n - k]
     under = st[base + n - k - 1]
-    return under == moved + 1 and moved % 13 != 12
+    if under == moved + 1 and moved % 13 != 12:
+        return True  # it sits on its own suit's next card
+    if pr[P_NP] == 0 and pr[P_ANYSUIT] != 0 and under % 13 == moved % 13 + 1:
+        # no stock (Simple Simon): a group on a next card of another suit moves only onto its
+        # own suit's (measured: more wins there, fewer in 4-suit Spider, where uncovering a
+        # card for later deals matters)
+        top = st[pr[P_OCOLS] + dst * L + dn - 1]
+        return top != moved + 1
+    return False
 
 
 # --- the search -----------------------------------------------------------------------------------
@@ -426,6 +435,27 @@ def _stage(
     return _RUNNING
 
 
+@_jit
+def line_wins(pr: np.ndarray, root: np.ndarray, line: np.ndarray) -> bool:
+    """Whether playing ``line`` from ``root`` is legal at every step and wins (``root`` is left
+    as it was)."""
+    st = np.empty(pr[P_SIZE], dtype=STATE_DTYPE)
+    _copy(pr, root, st)
+    moves = np.empty(pr[P_NACT] + 1, dtype=np.int32)
+    keys = np.empty(64, dtype=np.int64)
+    for a in line:
+        n = K.legal_ids(pr, st, moves, keys)
+        ok = False
+        for i in range(n):
+            if moves[i] == a:
+                ok = True
+                break
+        if not ok:
+            return False
+        K.apply_action(pr, st, a)
+    return K.completed_runs(st) >= pr[P_TOWIN]
+
+
 # --- the Python interface -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SolveResult:
@@ -488,7 +518,7 @@ class _Stage:
     """The buffers of one stage's search (one per deal level, reused)."""
 
     def __init__(self, pr: np.ndarray, nodes: int, width: int) -> None:
-        cap = nodes + 1
+        cap = nodes
         self.pool = np.empty((cap, record_size(pr)), dtype=np.int16)
         self.parent = np.empty(cap, dtype=np.int32)
         self.action = np.empty(cap, dtype=np.int32)
@@ -547,13 +577,15 @@ class Solver:
         self.used = 0
         self.expanded = 0
         self.stopped = ""
-        #: After a search that did not win: a line towards the best position the first stage
-        #: found (to its best deal, with the deal), for players that must move anyway.
-        self.fallback: list[int] = []
+        self.truncated = False
 
-    def _buffers(self, level: int) -> _Stage:
+    def _buffers(self, level: int, cap: int) -> _Stage:
+        """The buffers of stage ``level``, with room for ``cap`` positions (grown on demand:
+        only a last stage, with nothing left to deal, takes more than ``stage_nodes``)."""
         while len(self._stages) <= level:
             self._stages.append(_Stage(self.pr, self.stage_nodes, self.width))
+        if self._stages[level].pool.shape[0] < cap:
+            self._stages[level] = _Stage(self.pr, cap, self.width)
         return self._stages[level]
 
     def run(self, root: np.ndarray, seconds: float | None = None) -> tuple[int, list[int]]:
@@ -561,34 +593,30 @@ class Solver:
         self.used = 0
         self.expanded = 0
         self.stopped = ""
+        self.truncated = False
         self._deadline = None if seconds is None else time.perf_counter() + seconds
-        self.fallback = []
         if K.completed_runs(root) >= self.pr[P_TOWIN]:
             return _WON, []
-        code, line = self._search(root, 0)
-        if code != _WON:
-            b = self._stages[0]
-            if b.counters[5] > 0:  # the first stage's best position to deal from, and the deal
-                self.fallback = [*b.line_to(int(b.cand[0, 1])), int(b.cand[0, 2])]
-            else:  # no deal: the best position the first stage stored
-                stored = int(b.counters[0])
-                self.fallback = b.line_to(int(np.argmax(b.prio[:stored])))
-        return code, line
+        return self._search(root, 0)
 
     def _search(self, root: np.ndarray, level: int) -> tuple[int, list[int]]:
         left = self.nodes - self.used
         if left <= 0:
             self.stopped = self.stopped or "nodes"
             return _UNKNOWN, []
-        b = self._buffers(level)
-        cap = min(self.stage_nodes, left)
+        if self._deadline is not None and time.perf_counter() >= self._deadline:
+            self.stopped = "seconds"
+            return _UNKNOWN, []
+        # the last stage (nothing left to deal) may use all that is left
+        cap = left if K.deals_left(self.pr, root) == 0 else min(self.stage_nodes, left)
+        b = self._buffers(level, cap)
         b.table.fill(0)
         b.counters[:] = 0
         b.counters[0] = 1
         b.counters[1] = 1
         b.counters[3] = -1
         _start(self.pr, root, self.weights, b.pool, b.parent, b.action, b.prio, b.heap, b.table)
-        pool = b.pool[: cap + 1]
+        pool = b.pool[:cap]
         while True:
             code = _stage(
                 self.pr, self.weights, self.prune, pool, b.parent, b.action, b.prio, b.heap,
@@ -604,8 +632,10 @@ class Solver:
         self.expanded += int(b.counters[4])
         if code == _WON:
             return _WON, b.line_to(int(b.counters[3]))
-        if code == _UNKNOWN and int(b.counters[0]) >= cap + 1 and not self.stopped:
-            self.stopped = "nodes" if cap == left else ""
+        if code == _UNKNOWN and int(b.counters[0]) >= cap and not self.stopped:
+            self.truncated = True  # this stage's budget ran out
+            if cap == left:
+                self.stopped = "nodes"
         complete = code == _LOST and not b.counters[2]
         st = np.empty_like(root)
         for k in range(int(b.counters[5])):
@@ -658,8 +688,18 @@ def solve(
             s = rules.apply(s, a)
         if not s.won:  # pragma: no cover - would be a solver bug
             raise AssertionError("the solver's line does not win")
-    budget = (solver.stopped or "pruned") if code == _UNKNOWN else ""
+    budget = ""
+    if code == _UNKNOWN:
+        budget = solver.stopped or ("nodes" if solver.truncated else "pruned")
     return SolveResult(VERDICTS[code], tuple(line), solver.used, solver.expanded, elapsed, budget)
 
 
-__all__ = ["DEFAULT_WEIGHTS", "MAX_NODES", "VERDICTS", "SolveResult", "Solver", "solve"]
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "MAX_NODES",
+    "VERDICTS",
+    "SolveResult",
+    "Solver",
+    "line_wins",
+    "solve",
+]

@@ -16,7 +16,10 @@ _BASELINES = frozenset(AGENT_NAMES)
 
 def is_model_spec(spec: Any) -> bool:
     """Whether ``spec`` names a trained model (a path), not a baseline or an object."""
-    return isinstance(spec, str) and spec.lower() not in _BASELINES
+    if not isinstance(spec, str):
+        return False
+    name = spec.lower()
+    return name not in _BASELINES and not name.startswith("expert:")
 
 
 def check_deterministic(specs: Sequence[Any], deterministic: object) -> None:
