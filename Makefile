@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 #   make test TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 TORCH_INDEX_URL ?=
 
-.PHONY: install test lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence
+.PHONY: install test lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder solver-table
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,29 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_fast.py
+
+# The ladder above greedy (README, "The solver and the expert"): for each variant, the solver's
+# winnable share, greedy and the expert on the same deals; one JSON per row in docs/ladder/.
+# Long: about an hour and a half on 2 cores (the 1,000 1-suit deals take most of it).
+LADDER := $(PY) benchmarks/ladder.py --jobs 2
+ladder: $(STAMP)
+	$(LADDER) --variant spider-1suit --deals 0:1000 --json docs/ladder/spider-1suit.json
+	$(LADDER) --variant spider-2suit --deals 0:200 --json docs/ladder/spider-2suit.json
+	$(LADDER) --variant spider-4suit --deals 0:100 --json docs/ladder/spider-4suit.json
+	$(LADDER) --variant simple-simon --deals 0:200 --json docs/ladder/simple-simon.json
+	for v in spiderette-1suit spiderette-2suit spiderette-4suit scorpion \
+	    spider-tournament-1suit spider-tournament-2suit; do \
+	  $(LADDER) --variant $$v --deals 0:100 --json docs/ladder/$$v.json || exit 1; done
+	$(LADDER) --variant spider-2suit --deals 0:50 --expert expert:samples=8,nodes=100000 \
+	  --skip-solver --json docs/ladder/spider-2suit-strong.json
+
+# The solver alone on deals 0..999 of every variant of the ladder (docs/ladder/solve-*.csv).
+solver-table: $(STAMP)
+	for v in spider-1suit spider-2suit spider-4suit simple-simon spiderette-1suit \
+	    spiderette-2suit spiderette-4suit scorpion spider-tournament-1suit \
+	    spider-tournament-2suit; do \
+	  $(VENV)/bin/spider-env solve --variant $$v --deals 0:1000 --nodes 1000000 --jobs 2 \
+	    --quiet --csv docs/ladder/solve-$$v-0_1000.csv || exit 1; done
 
 # The compiled core (spider_env/fast) against the pure engine (spider_env/core), the
 # specification: 1,000,000 steps of random play per registered variant, every step compared

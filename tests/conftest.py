@@ -18,6 +18,8 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from functools import partial
 
+import numpy as np
+
 import spider_env as se
 from spider_env.core.cards import N_RANKS, card_str, parse_card
 from spider_env.core.deals import deck
@@ -175,3 +177,23 @@ def random_play(
         nxt = apply(state, a)
         yield state, a, nxt
         state = nxt
+
+
+def permute_hidden(state: State, rng: np.random.Generator) -> State:
+    """The same visible table with the face-down and unseen stock cards shuffled."""
+    v = state.variant
+    hidden = [c for col, d in zip(state.cols, state.down) for c in col[:d]]
+    skip = 1 if v.pile_top_visible else 0
+    hidden += [c for p in state.stock if p for c in p[skip:]]
+    for _ in range(20):
+        perm = [hidden[i] for i in rng.permutation(len(hidden))]
+        if perm != hidden or len(set(hidden)) <= 1:
+            break
+    it = iter(perm)
+    cols = tuple(
+        tuple(next(it) for _ in range(d)) + col[d:] for col, d in zip(state.cols, state.down)
+    )
+    stock = tuple(
+        (p[:skip] + tuple(next(it) for _ in range(len(p) - skip))) if p else () for p in state.stock
+    )
+    return state.replace(cols=cols, stock=stock)

@@ -11,7 +11,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import position, run
+from conftest import permute_hidden, position, run
 from spider_env.agents import (
     AGENT_NAMES,
     Agent,
@@ -81,26 +81,6 @@ def run_episode(agent: Any, variant: Any, deal: int, max_steps: int = 400) -> li
         if term:
             break
     return actions
-
-
-def permute_hidden(state: State, rng: np.random.Generator) -> State:
-    """The same visible table with the face-down and unseen stock cards shuffled."""
-    v = state.variant
-    hidden = [c for col, d in zip(state.cols, state.down) for c in col[:d]]
-    skip = 1 if v.pile_top_visible else 0
-    hidden += [c for p in state.stock if p for c in p[skip:]]
-    for _ in range(20):
-        perm = [hidden[i] for i in rng.permutation(len(hidden))]
-        if perm != hidden or len(set(hidden)) <= 1:
-            break
-    it = iter(perm)
-    cols = tuple(
-        tuple(next(it) for _ in range(d)) + col[d:] for col, d in zip(state.cols, state.down)
-    )
-    stock = tuple(
-        (p[:skip] + tuple(next(it) for _ in range(len(p) - skip))) if p else () for p in state.stock
-    )
-    return state.replace(cols=cols, stock=stock)
 
 
 # --- protocol, legality, seeding ----------------------------------------------------------------

@@ -14,35 +14,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import permute_hidden
 from spider_env.agents import ExpertAgent, make_agent
 
 from spider_env.apps.evaluation import evaluate
-from spider_env.core.state import State
 from spider_env.env import SpiderEnv
 from spider_env.fast.solver import MAX_NODES
 
 SMALL = "expert:samples=2,nodes=3000"
-
-
-def permute_hidden(state: State, rng: np.random.Generator) -> State:
-    """The same visible table with the hidden cards (face-down cards of every column, and every
-    stock card but a visible pile top) permuted among themselves."""
-    skip = 1 if state.variant.pile_top_visible else 0
-    hidden = [c for col, d in zip(state.cols, state.down) for c in col[:d]]
-    hidden += [c for p in state.stock if p for c in p[skip:]]
-    perm = hidden
-    for _ in range(20):  # a permutation that changes something, where one can
-        perm = [hidden[i] for i in rng.permutation(len(hidden))]
-        if perm != hidden:
-            break
-    it = iter(perm)
-    cols = tuple(
-        tuple(next(it) for _ in range(d)) + col[d:] for col, d in zip(state.cols, state.down)
-    )
-    stock = tuple(
-        (p[:skip] + tuple(next(it) for _ in range(len(p) - skip))) if p else () for p in state.stock
-    )
-    return state.replace(cols=cols, stock=stock)
 
 
 def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
