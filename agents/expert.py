@@ -46,6 +46,7 @@ from spider_env.fast.layout import (
     P_ODOWN,
     P_OLEN,
     P_OPILE,
+    P_ORUN,
     P_OSTOCK,
     P_PS,
 )
@@ -208,11 +209,13 @@ class ExpertAgent(BaseAgent):
             kept.append(_Sample(to_array(_plain(st))))
         self._pool = kept[:want]
         legal_set = set(legal)
+        deal_lo = v.n_move_actions
+        deal_hi = deal_lo + v.n_deal_actions
         votes: dict[int, float] = {}
         for sample in self._pool:
             stale = not sample.line or sample.line[0] not in legal_set
             retry = sample.fresh or self._decisions - sample.searched >= RETRY_EVERY
-            if (stale if sample.won else retry):
+            if stale if sample.won else retry:
                 sample.line, sample.won = self._search(v, sample.st, hidden == 0)
                 sample.fresh = False
                 sample.searched = self._decisions
@@ -223,6 +226,11 @@ class ExpertAgent(BaseAgent):
                 votes[sample.line[0]] = votes.get(sample.line[0], 0.0) + weight
         if not votes:
             return int(self._fallback.act(obs, mask, info))
+        moves = {a: w for a, w in votes.items() if not deal_lo <= a < deal_hi}
+        if moves:
+            # A sample knows its stock: its line deals when the cards it knows come out well,
+            # which the player cannot know. So a deal needs every winning line to agree.
+            votes = moves
         best = max(votes.values())
         return min(a for a, w in votes.items() if w == best)
 
@@ -234,6 +242,7 @@ class ExpertAgent(BaseAgent):
         pr = self._solver.pr
         L = int(pr[P_L])
         o_len, o_down, o_cols = int(pr[P_OLEN]), int(pr[P_ODOWN]), int(pr[P_OCOLS])
+        o_run = int(pr[P_ORUN])
         o_pile, o_stock, PS = int(pr[P_OPILE]), int(pr[P_OSTOCK]), int(pr[P_PS])
         C = len(view.up)
         if tuple(int(x) for x in st[H_COMP : H_COMP + 4]) != view.completed:
@@ -261,12 +270,20 @@ class ExpertAgent(BaseAgent):
         for j in piles:
             first = 1 if tops is not None else 0
             hidden.extend(o_stock + j * PS + i for i in range(first, int(st[o_pile + j])))
+        touched = set()
         for slot, card in wrong:
             where = [h for h in hidden if int(st[h]) == card]
             if not where:
                 return None
             h = where[int(self.rng.integers(len(where)))]
             st[h], st[slot] = st[slot], card
+            if o_cols <= slot < o_cols + C * L:
+                touched.add((slot - o_cols) // L)
+        from spider_env.fast import load_kernel
+
+        k = load_kernel()
+        for c in touched:  # a column's suited run at its end depends on the cards swapped in
+            st[o_run + c] = k.run_length(pr, st, c)
         return True
 
     def _search(self, v: Variant, st: np.ndarray, alone: bool) -> tuple[list[int], bool]:

@@ -388,8 +388,9 @@ def _stage(
                 K.apply_action(pr, child, a)
                 if K.completed_runs(child) >= to_win:
                     value = np.int64(1) << 60
-                else:
-                    value = evaluate(pr, child, w)
+                else:  # the board the deal makes; the moves it took do not count here (a
+                    # deal should come when the board is best, not as early as possible)
+                    value = evaluate(pr, child, w) + w[W_MOVE] * child[H_MOVES]
                 k = counters[5]
                 if k < M or value > cand[M - 1, 0]:
                     j = min(k, M - 1)
