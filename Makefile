@@ -42,9 +42,10 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_fast.py
 
 # The ladder above greedy (README, "The solver and the expert"): for each variant, the solver's
-# winnable share, greedy and the expert on the same deals; one JSON per row in docs/ladder/.
+# winnable share, greedy and the expert on the same deals; one JSON per row and the per-deal
+# CSV files in docs/ladder/.
 # Long: about an hour and a quarter on 2 cores (the 1,000 1-suit deals take half of it).
-LADDER := $(PY) benchmarks/ladder.py --jobs 2
+LADDER := $(PY) benchmarks/ladder.py --jobs 2 --out-dir docs/ladder
 ladder: $(STAMP)
 	$(LADDER) --variant spider-1suit --deals 0:1000 --json docs/ladder/spider-1suit.json
 	$(LADDER) --variant spider-2suit --deals 0:100 --json docs/ladder/spider-2suit.json
