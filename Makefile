@@ -54,6 +54,8 @@ ladder: $(STAMP)
 	for v in spiderette-1suit spiderette-2suit spiderette-4suit scorpion \
 	    spider-tournament-1suit spider-tournament-2suit; do \
 	  $(LADDER) --variant $$v --deals 0:50 --json docs/ladder/$$v.json || exit 1; done
+	$(LADDER) --variant spider-1suit --deals 0:100 --expert expert:samples=8,nodes=100000 \
+	  --skip-solver --json docs/ladder/spider-1suit-strong.json
 
 # The solver alone on deals 0..999 of every variant of the ladder (docs/ladder/solve-*.csv).
 solver-table: $(STAMP)
