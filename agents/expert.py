@@ -140,6 +140,7 @@ class ExpertAgent(BaseAgent):
                 budget += f",stage_nodes={self.stage_nodes}"
             self.name = f"expert:{budget}"
         self._solver: Any = None
+        self._big: Any = None  # the solver for positions with no unseen card
         self._fallback = LookaheadAgent(variant, seed)
         self._pool: list[_Sample] = []
         self._decisions = 0
@@ -165,7 +166,6 @@ class ExpertAgent(BaseAgent):
                     f"the expert agent needs numba (the compiled core): {exc}"
                 ) from None
             self._solver = Solver(v, self.nodes, stage_nodes=self.stage_nodes)
-            self._big: Any = None
         return self._solver
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
@@ -186,7 +186,7 @@ class ExpertAgent(BaseAgent):
         info: Mapping[str, Any] | None,
     ) -> int:
         from spider_env.fast.layout import to_array
-        from spider_env.fast.solver import line_wins
+        from spider_env.fast.solver import line_wins, without_undo
 
         solver = self._solver_for(v)
         hidden = len(view.unseen_cards())
@@ -206,7 +206,7 @@ class ExpertAgent(BaseAgent):
             kept.append(sample)
         while len(kept) < want:
             st = view.to_state(self.rng if hidden else None)
-            kept.append(_Sample(to_array(_plain(st))))
+            kept.append(_Sample(to_array(without_undo(st))))
         self._pool = kept[:want]
         legal_set = set(legal)
         deal_lo = v.n_move_actions
@@ -335,12 +335,6 @@ class _Sample:
         self.won = False
         self.fresh = True
         self.searched = 0
-
-
-def _plain(state: Any) -> Any:
-    from spider_env.fast.solver import _plain as plain
-
-    return plain(state)
 
 
 __all__ = ["BUDGET_KEYS", "ExpertAgent", "parse_expert_spec"]

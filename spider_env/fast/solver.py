@@ -499,7 +499,7 @@ def check_budget(nodes: object, seconds: object) -> tuple[int, float | None]:
 MAX_NODES = 50_000_000  # 50M positions: several GB of memory for 4-suit Spider
 
 
-def _plain(state: State) -> State:
+def without_undo(state: State) -> State:
     """``state`` of a variant with undo, as the same position without undo."""
     if not state.variant.undo:
         return state
@@ -676,7 +676,7 @@ def solve(
     if not isinstance(state, State):
         raise TypeError(f"solve needs a State, got {type(state).__name__}")
     n, secs = check_budget(nodes, seconds)
-    state = _plain(state)
+    state = without_undo(state)
     solver = Solver(
         state.variant, n, stage_nodes=stage_nodes, width=width, weights=weights, prune=prune
     )
@@ -703,4 +703,5 @@ __all__ = [
     "Solver",
     "line_wins",
     "solve",
+    "without_undo",
 ]
