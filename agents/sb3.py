@@ -11,7 +11,9 @@ likely action tends to shuttle cards back and forth. The agent's ``name`` says w
 
 The observation the model was trained on is rebuilt from what the agent is given (the env's
 ``dict`` observation, parsed once per step by :class:`agents.view.TableView`; nothing hidden is
-used): ``obs_mode`` ``"dict"``, ``"features"`` or ``"flat"`` and ``feature_slots`` come from the
+used): ``obs_mode`` ``"dict"``, ``"features"``, ``"flat"`` or ``"actions"`` (the per-action
+features of :mod:`agents.action_features`, with the episode's memory of visited positions,
+cleared by ``reset``) and ``feature_slots`` come from the
 JSON sidecar the training examples write next to the model (``model.json`` beside
 ``model.zip``, ``env_kwargs``), else they are inferred from the model's observation space with
 the layout sizes of :mod:`spider_env.observation`. torch and stable-baselines3 are optional
@@ -38,8 +40,11 @@ from spider_env.observation import (
     slots_for_flat_width,
 )
 
+from .action_features import DEFAULT_SLOTS, ActionFeatureEncoder, action_feature_space
 from .base import BaseAgent
 from .view import TableView
+
+ACTIONS_MODE = "actions"  # the per-action features of agents.action_features (the RL recipe)
 
 INSTALL_HINT = (
     "loading a trained model needs the optional 'train' dependencies "
@@ -70,6 +75,21 @@ def read_sidecar(path: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ModelLoadError(f"the model's sidecar {side} must hold a JSON object")
     return data
+
+
+def sidecar_variant(path: str) -> Variant | None:
+    """The game a model's sidecar says it was trained on (``None`` without a sidecar or a
+    game in it; :class:`ModelLoadError` if the sidecar cannot be read or names no known game)."""
+    meta = read_sidecar(path)
+    env_kwargs = _sidecar_field(meta, "env_kwargs", dict, path) or {}
+    if env_kwargs.get("variant") is None and env_kwargs.get("suits") is None:
+        return None
+    try:
+        return resolve_variant(
+            env_kwargs.get("variant"), env_kwargs.get("suits"), env_kwargs.get("undo", False)
+        )
+    except (TypeError, ValueError) as exc:
+        raise ModelLoadError(f"the sidecar {sidecar_path(path)} names no game: {exc}") from None
 
 
 def _algo_from_zip(path: str) -> str | None:
@@ -119,7 +139,7 @@ class SB3Agent(BaseAgent):
     ) -> None:
         super().__init__(variant, seed)
         assert self.variant is not None
-        if obs_mode not in OBS_MODES:
+        if obs_mode not in (*OBS_MODES, ACTIONS_MODE):
             raise ModelLoadError(f"unsupported observation mode {obs_mode!r}")
         if not isinstance(deterministic, bool):
             raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
@@ -128,7 +148,14 @@ class SB3Agent(BaseAgent):
         self.feature_slots = feature_slots
         self.deterministic = deterministic
         self.name = f"{name or self.name} ({'most likely' if deterministic else 'sampled'})"
-        self._encoder = FeatureEncoder(self.variant, feature_slots) if obs_mode != "dict" else None
+        self._encoder = (
+            FeatureEncoder(self.variant, feature_slots)
+            if obs_mode in ("features", "flat")
+            else None
+        )
+        self._actions = (
+            ActionFeatureEncoder(self.variant, feature_slots) if obs_mode == ACTIONS_MODE else None
+        )
         space = model.observation_space
         self._wants_mask = hasattr(space, "spaces") and "action_mask" in space.spaces
         n = int(model.action_space.n) if hasattr(model.action_space, "n") else -1
@@ -143,7 +170,10 @@ class SB3Agent(BaseAgent):
         """Fail early, with a clear message, if the model cannot read this variant's table."""
         assert self.variant is not None
         v, mode = self.variant, self.obs_mode
-        ours = observation_space(v, mode, self.feature_slots, mask_in_obs=self._wants_mask)
+        if mode == ACTIONS_MODE:
+            ours: Any = action_feature_space(v, self.feature_slots)
+        else:
+            ours = observation_space(v, mode, self.feature_slots, mask_in_obs=self._wants_mask)
         theirs = self.model.observation_space
         ours_d, theirs_d = getattr(ours, "spaces", None), getattr(theirs, "spaces", None)
         if ours_d is None or theirs_d is None:
@@ -162,9 +192,19 @@ class SB3Agent(BaseAgent):
                     f"with obs_mode={mode!r} gives {got}: trained on another variant?"
                 )
 
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if self._actions is not None:
+            self._actions.reset()
+
     def encode(self, obs: Any, mask: np.ndarray) -> Any:
-        """The model's input for a ``dict`` observation (features rebuilt from visible cards)."""
+        """The model's input for a ``dict`` observation (features rebuilt from visible cards;
+        in the ``"actions"`` mode one call is one decision of the episode)."""
         assert self.variant is not None
+        if self._actions is not None:
+            if not isinstance(obs, Mapping) or "tableau" not in obs:
+                return obs  # already encoded (an env wrapped in ActionFeatures)
+            return self._actions.encode(obs, mask)
         if self._encoder is None:
             if not isinstance(obs, Mapping):
                 return obs
@@ -228,6 +268,8 @@ def _infer_obs_mode(space: Any, variant: Variant) -> tuple[str, int]:
         if spaces is not None:
             if "tableau" in spaces:
                 return "dict", DEFAULT_FEATURE_SLOTS
+            if "action_ids" in spaces:
+                return ACTIONS_MODE, int(spaces["action_ids"].shape[0])
             if "columns" in spaces:
                 return "features", slots_for_feature_width(variant, spaces["columns"].shape[-1])
             raise ModelLoadError(f"cannot tell the model's observation encoding ({sorted(spaces)})")
@@ -315,7 +357,8 @@ def load_sb3_agent(
         raise ModelLoadError(f"cannot load {path} as {' or '.join(names)}: {'; '.join(errors)}")
     if "obs_mode" in env_kwargs:
         obs_mode = str(env_kwargs["obs_mode"])
-        slots = env_kwargs.get("feature_slots", DEFAULT_FEATURE_SLOTS)
+        default = DEFAULT_SLOTS if obs_mode == ACTIONS_MODE else DEFAULT_FEATURE_SLOTS
+        slots = env_kwargs.get("feature_slots", default)
         if isinstance(slots, bool) or not isinstance(slots, int) or slots < 0:
             raise ModelLoadError(
                 f"the sidecar {sidecar_path(path)} has feature_slots={slots!r}, expected an "
@@ -328,4 +371,11 @@ def load_sb3_agent(
     return SB3Agent(model, v, obs_mode, slots, deterministic, seed, name=path)
 
 
-__all__ = ["ModelLoadError", "SB3Agent", "load_sb3_agent", "read_sidecar"]
+__all__ = [
+    "ACTIONS_MODE",
+    "ModelLoadError",
+    "SB3Agent",
+    "load_sb3_agent",
+    "read_sidecar",
+    "sidecar_variant",
+]

@@ -144,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
         "play agents on the same seeded deals and compare them",
         "Play each agent on exactly the same deals; print win rate (95% Wilson interval), mean\n"
         "completed runs, score, moves and steps/s; compare agents pairwise (exact McNemar test\n"
-        "on the deals only one of them won).",
+        "on the deals only one of them won). Without --suits or --variant, trained models\n"
+        "(PATH.zip) play the game their .json sidecar names, else classic 4-suit Spider.",
         epilog="example: spider-env evaluate --agent random --agent greedy --suits 1 "
         "--deals 0:1000 --jobs 2",
     )
@@ -336,17 +337,54 @@ def _write(path: str, write: Callable[[str], None]) -> None:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _model_game(args: argparse.Namespace, specs: list[str]) -> Any:
+    """Without --suits/--variant: the game the models' sidecars name (all the same one), else
+    the default game."""
+    import os
+
+    if args.variant is not None or args.suits is not None:
+        return _variant(args)
+    from spider_env.agents.sb3 import ModelLoadError, sidecar_variant
+
+    games = {}
+    for spec in specs:
+        if spec.endswith(".zip") and os.path.isfile(spec):
+            try:
+                game = sidecar_variant(spec)
+            except ModelLoadError as exc:
+                raise CliError(str(exc)) from None
+            if game is not None:
+                games[spec] = game
+    names = {g.name for g in games.values()}
+    if len(names) > 1:
+        raise CliError(
+            "the models were trained on different games ("
+            + ", ".join(f"{k}: {g.name}" for k, g in games.items())
+            + "): choose one with --suits or --variant"
+        )
+    if names:
+        if getattr(args, "undo", False):
+            from spider_env.core.variants import resolve_variant
+
+            try:
+                return resolve_variant(next(iter(names)), None, True)
+            except (ValueError, TypeError) as exc:
+                raise CliError(str(exc)) from None
+        return next(iter(games.values()))
+    return _variant(args)
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from spider_env.apps.evaluation import AgentError, evaluate, parse_deals
 
-    v = _variant(args)
+    specs = args.agent or ["random", "greedy"]
+    v = _model_game(args, specs)
     try:
         deals = parse_deals(args.deals)
     except (ValueError, TypeError) as exc:
         raise CliError(f"--deals: {exc}") from None
     if args.ray is not None and args.jobs > 1:
         raise CliError(f"--ray {args.ray} and --jobs {args.jobs}: give one of them, not both")
-    specs = args.agent or ["random", "greedy"]
     for path in (args.json, args.csv):
         if path:
             _check_writable(path)

@@ -1,0 +1,307 @@
+"""Per-action features: the observation of the RL recipe (``obs_mode`` ``"actions"``).
+
+A flat policy over Spider's action ids has to learn separately that "3 cards from column 2 to
+column 7" and "from column 4 to column 1" are the same kind of move. Here every *legal* action
+is described by what it does, in the same terms for every column, and one shared network scores
+each description (:mod:`agents.rl_policy`). The features are computed from what a player sees
+only: the env's ``dict`` observation (parsed by :class:`agents.view.TableView`), its action mask,
+and the encoder's memory of the visible positions already met in this episode (a policy without
+memory shuttles cards back and forth; the baseline agents avoid that the same way).
+
+Per legal action (one row of ``actions``, its id in ``action_ids``), :data:`ACTION_FEATURES`:
+the kind of action; for a move, the cards it moves, whether it turns up a face-down card,
+empties its column, goes into an empty column, joins its suit or only the rank, breaks a suited
+or an off-suit link at its source, the suited run it makes at the target, whether it completes
+a run, the face-down cards under source and target, the greedy heuristic's one-step gain
+(:class:`agents.greedy.PositionScorer`: a card turned up counts as unknown, never by value),
+whether that gain is the best of all moves, how often the position it leads to was already
+seen, whether it moves a whole column into an empty one (a pointless move), the rank it moves,
+whether it fills an empty column without emptying another. Rows past the legal actions are
+zero with id ``-1``. A move into an empty column has a row only for the first empty column
+(into another one it gives the same table up to the order of the columns), so the policy plays
+those moves into the first empty column; :attr:`ActionFeatureEncoder.row_of` maps every legal
+action of the last decision to the row that stands for it.
+
+``globals`` (:data:`GLOBAL_FEATURES`) describes the position: deals left, runs completed, cards
+face down, empty columns, actions with a row, the best move's gain and the number of improving
+moves, decisions since the last progress (a card turned up, a run, a deal), visits of this
+position, whether a deal is legal, and decisions made so far.
+
+If more actions need a row than there are ``slots`` (96 by default; in 1-suit games of the
+lookahead player at most 51 did), the rows go to the actions with the highest one-step gain
+and the rest get none (the policy gives them probability zero;
+:attr:`ActionFeatureEncoder.overflows` counts such decisions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from spider_env.core.actions import move_parts
+from spider_env.core.cards import N_RANKS
+from spider_env.core.rules import apply_legal
+from spider_env.core.variants import Variant, get_variant
+
+from .greedy import PositionScorer, pointless
+from .view import TableView
+
+ACTION_FEATURES = (
+    "is_move",
+    "is_deal",
+    "is_discard",
+    "is_undo",
+    "cards_moved",  # / 13
+    "turns_up_card",
+    "empties_column",
+    "into_empty",
+    "joins_suit",
+    "joins_rank_only",
+    "breaks_suited_link",
+    "leaves_offsuit_link",
+    "target_run_after",  # suited run at the target after the move / 13
+    "completes_run",
+    "source_face_down",  # / 6
+    "target_face_down",  # / 6
+    "gain",  # greedy one-step gain / 100, clipped to [-20, 20]
+    "best_gain",
+    "seen_before",  # visits of the position it leads to / 3, at most 1 (0 if it turns up a card)
+    "pointless",
+    "rank_moved",  # / 12
+    "fills_empty",
+    "source_face_up_after",  # / 13
+    "turns_up_last_card",
+)
+GLOBAL_FEATURES = (
+    "deals_left",  # / piles
+    "runs_completed",  # / runs in the deck
+    "face_down",  # / 44
+    "empty_columns",  # / columns
+    "legal_actions",  # / 50
+    "best_gain",  # / 100, clipped to [-20, 20]
+    "improving_moves",  # / 10
+    "since_progress",  # decisions since a card turned up, a run or a deal / 50, at most 2
+    "visits_here",  # / 5, at most 1
+    "deal_legal",
+    "decisions",  # / 1000
+)
+N_ACTION_FEATURES = len(ACTION_FEATURES)
+N_GLOBAL_FEATURES = len(GLOBAL_FEATURES)
+DEFAULT_SLOTS = 96
+_K = N_RANKS - 1
+_F = {name: i for i, name in enumerate(ACTION_FEATURES)}
+
+
+def action_feature_space(variant: Variant | str, slots: int = DEFAULT_SLOTS) -> spaces.Dict:
+    """The observation space of ``obs_mode="actions"``."""
+    v = get_variant(variant)
+    return spaces.Dict(
+        {
+            "actions": spaces.Box(-20.0, 20.0, (slots, N_ACTION_FEATURES), np.float32),
+            "action_ids": spaces.Box(-1.0, float(v.n_actions - 1), (slots,), np.float32),
+            "globals": spaces.Box(-20.0, 20.0, (N_GLOBAL_FEATURES,), np.float32),
+        }
+    )
+
+
+class ActionFeatureEncoder:
+    """Turns ``(dict observation, mask)`` into per-action features, remembering the visible
+    positions of the episode (call :meth:`reset` at the start of each)."""
+
+    def __init__(self, variant: Variant | str, slots: int = DEFAULT_SLOTS) -> None:
+        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+            raise ValueError(f"slots must be an int >= 1, got {slots!r}")
+        self.variant = get_variant(variant)
+        self.slots = slots
+        self.space = action_feature_space(self.variant, slots)
+        self._scorer = PositionScorer(self.variant)
+        self.overflows = 0
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the episode's positions."""
+        self.visits: dict[tuple[Any, ...], int] = {}
+        self._progress: tuple[int, int, int] | None = None
+        self._since = 0
+        self._decisions = 0
+        self.row_of: dict[int, int] = {}
+
+    def encode(self, obs: Mapping[str, Any], mask: Any) -> dict[str, np.ndarray]:
+        """The features of the position ``obs`` with legal actions ``mask`` (one decision: the
+        position is counted as visited)."""
+        v = self.variant
+        m = np.asarray(mask)
+        if m.shape != (v.n_actions,):
+            raise ValueError(
+                f"the action mask has shape {m.shape}, {v.name} has {v.n_actions} actions"
+            )
+        legal = np.flatnonzero(m).tolist()
+        view = TableView.from_obs(v, obs)
+        state = view.to_state()
+        here = state.key()
+        self.visits[here] = self.visits.get(here, 0) + 1
+        progress = (sum(view.down), sum(view.completed), view.deals_left)
+        if progress != self._progress:
+            self._progress, self._since = progress, 0
+        else:
+            self._since += 1
+        scorer = self._scorer
+        n_move = v.n_move_actions
+        deal_end = n_move + v.n_deal_actions
+        discard_end = deal_end + v.n_discard_actions
+        down_total = sum(state.down)
+        runs = sum(state.completed)
+        has_empty = not all(state.cols)
+        rows: list[tuple[float, int, np.ndarray]] = []
+        alias: dict[int, int] = {}
+        first_empty: dict[tuple[int, int, bool], int] = {}
+        for a in legal:
+            f = np.zeros(N_ACTION_FEATURES, np.float32)
+            gain = 0.0
+            if a < n_move:
+                src, k, dst = move_parts(v, a)
+                if not state.cols[dst]:
+                    # The same move into another empty column gives the same table up to the
+                    # order of the columns: one row stands for all of them.
+                    same = (src, k, dst < v.dealt_columns)
+                    if same in first_empty:
+                        alias[a] = first_empty[same]
+                        continue
+                    first_empty[same] = a
+                f[0] = 1.0
+                col, tgt = state.cols[src], state.cols[dst]
+                d_src, d_dst = state.down[src], state.down[dst]
+                up = len(col) - d_src
+                head = col[-k]
+                nxt = apply_legal(state, a)
+                gain = scorer.gain(state, nxt)
+                reveals = k == up and d_src > 0
+                f[4] = k / 13.0
+                f[5] = reveals
+                f[6] = k == len(col)
+                f[7] = not tgt
+                if tgt:
+                    top = tgt[-1]
+                    suited = top == head + 1 and head % N_RANKS != _K
+                    f[8] = suited
+                    f[9] = (not suited) and top % N_RANKS == head % N_RANKS + 1
+                if k < up:
+                    below = col[-k - 1]
+                    if below == head + 1 and head % N_RANKS != _K:
+                        f[10] = 1.0
+                    elif below % N_RANKS == head % N_RANKS + 1:
+                        f[11] = 1.0
+                f[12] = _top_run(nxt.cols[dst], nxt.down[dst]) / 13.0
+                f[13] = sum(nxt.completed) > runs
+                f[14] = d_src / 6.0
+                f[15] = d_dst / 6.0
+                f[18] = 0.0 if reveals else min(self.visits.get(nxt.key(), 0) / 3.0, 1.0)
+                f[19] = has_empty and pointless(state, src, k, dst)
+                f[20] = (head % N_RANKS) / 12.0
+                f[21] = (not tgt) and k < len(col) and dst < v.dealt_columns
+                f[22] = (up - k) / 13.0 if not reveals else 0.0
+                f[23] = reveals and d_src == 1
+            elif a < deal_end:
+                f[1] = 1.0
+            elif a < discard_end:
+                f[2] = 1.0
+                nxt = apply_legal(state, a)
+                gain = scorer.gain(state, nxt)
+                f[13] = sum(nxt.completed) > runs
+            else:
+                f[3] = 1.0
+                gain = -100.0
+            f[16] = np.clip(gain / 100.0, -20.0, 20.0)
+            rows.append((gain, a, f))
+        move_gains = [g for g, a, _ in rows if a < n_move or deal_end <= a < discard_end]
+        best = max(move_gains) if move_gains else 0.0
+        if len(rows) > self.slots:
+            self.overflows += 1
+            rows = sorted(rows, key=lambda r: -r[0])[: self.slots]
+        feats = np.zeros((self.slots, N_ACTION_FEATURES), np.float32)
+        ids = np.full(self.slots, -1.0, np.float32)
+        row_of: dict[int, int] = {}
+        for i, (g, a, f) in enumerate(rows):
+            if (a < n_move or deal_end <= a < discard_end) and g >= best - 1e-9:
+                f[17] = 1.0
+            feats[i] = f
+            ids[i] = a
+            row_of[a] = i
+        for a, rep in alias.items():
+            if rep in row_of:
+                row_of[a] = row_of[rep]
+        self.row_of = row_of
+        glob = np.zeros(N_GLOBAL_FEATURES, np.float32)
+        glob[0] = view.deals_left / max(1, len(v.stock))
+        glob[1] = sum(view.completed) / max(1, v.n_cards // N_RANKS)
+        glob[2] = down_total / 44.0
+        glob[3] = sum(1 for c in state.cols[: v.n_columns] if not c) / v.n_columns
+        glob[4] = len(rows) / 50.0
+        glob[5] = np.clip(best / 100.0, -20.0, 20.0)
+        glob[6] = sum(1 for g in move_gains if g > 0) / 10.0
+        glob[7] = min(self._since / 50.0, 2.0)
+        glob[8] = min(self.visits[here] / 5.0, 1.0)
+        glob[9] = any(n_move <= a < deal_end for a in legal)
+        glob[10] = self._decisions / 1000.0
+        self._decisions += 1
+        return {"actions": feats, "action_ids": ids, "globals": glob}
+
+
+def _top_run(col: tuple[int, ...], down: int) -> int:
+    """Length of the suited run at the top of a column (face-up cards only)."""
+    n = len(col)
+    if n == down:
+        return 0
+    i = n - 1
+    while i > down and col[i - 1] == col[i] + 1 and col[i] % N_RANKS != _K:
+        i -= 1
+    return n - i
+
+
+class ActionFeatures(
+    gym.Wrapper[dict[str, np.ndarray], Any, Any, Any], gym.utils.RecordConstructorArgs
+):
+    """``obs_mode="actions"`` as a wrapper: the env's ``dict`` observation and mask become the
+    per-action features of :class:`ActionFeatureEncoder`. ``action_masks()`` is the env's mask
+    (for sb3-contrib's ``MaskablePPO``); rewards, ``info`` and episode ends are unchanged."""
+
+    def __init__(self, env: gym.Env[Any, Any], slots: int = DEFAULT_SLOTS) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, slots=slots)
+        gym.Wrapper.__init__(self, env)
+        variant = env.unwrapped.variant  # type: ignore[attr-defined]
+        if getattr(env.unwrapped, "obs_mode", "dict") != "dict":
+            raise ValueError("ActionFeatures needs the env's dict observation (obs_mode='dict')")
+        self.encoder = ActionFeatureEncoder(variant, slots)
+        self.observation_space = self.encoder.space  # type: ignore[assignment]
+        self._mask = np.zeros(self.encoder.variant.n_actions, dtype=bool)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self.encoder.reset()
+        self._mask = np.asarray(info["action_mask"], dtype=bool)
+        return self.encoder.encode(obs, self._mask), info
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], Any, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._mask = np.asarray(info["action_mask"], dtype=bool)
+        return self.encoder.encode(obs, self._mask), reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of the current position (the env's mask)."""
+        return self._mask.copy()
+
+
+__all__ = [
+    "ACTION_FEATURES",
+    "DEFAULT_SLOTS",
+    "GLOBAL_FEATURES",
+    "ActionFeatureEncoder",
+    "ActionFeatures",
+    "action_feature_space",
+]

@@ -1,0 +1,255 @@
+"""The RL recipe: demonstrations, the shared-scorer policy, behaviour cloning, fine-tuning, the
+examples (smoke runs with tiny budgets) and the shipped model."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import permute_hidden
+
+pytest.importorskip("sb3_contrib", reason="the RL recipe needs the 'train' extra")
+
+import torch
+from spider_env.agents import make_agent
+from spider_env.agents.action_features import ActionFeatureEncoder
+from spider_env.agents.imitation import (
+    Demonstration,
+    build_bc_dataset,
+    load_demonstrations,
+    record_demonstrations,
+    replay,
+    save_demonstrations,
+)
+from spider_env.agents.rl_policy import NO_ROW_LOGIT, bc_accuracy, behaviour_clone
+from spider_env.agents.rl_recipe import new_model
+
+from spider_env.env import SpiderEnv
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+SHIPPED = ROOT / "docs" / "models" / "rl_1suit.zip"
+sys.path.insert(0, str(EXAMPLES))
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "spider_env.apps.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def _script(name: str, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+@pytest.fixture(scope="module")
+def demos() -> list[Demonstration]:
+    return list(record_demonstrations(range(100000, 100003), "spider-1suit", max_steps=300))
+
+
+@pytest.fixture(scope="module")
+def recipe(tmp_path_factory: Any) -> Path:
+    """A whole recipe run with tiny budgets (every stage's script, in process)."""
+    import rl_recipe
+
+    d = tmp_path_factory.mktemp("recipe")
+    assert rl_recipe.main(["--tiny", "--dir", str(d), "--jobs", "1"]) == 0
+    return d
+
+
+# --- demonstrations ---------------------------------------------------------------------------
+def test_demonstrations_round_trip_and_replay_exactly(tmp_path: Path, demos: Any) -> None:
+    path = tmp_path / "d.npz"
+    save_demonstrations(str(path), demos, "spider-1suit", "lookahead")
+    back, meta = load_demonstrations(str(path))
+    assert back == demos and meta == {"variant": "spider-1suit", "teacher": "lookahead"}
+    for demo in demos:
+        assert [a for _, _, a in replay(demo, "spider-1suit")] == list(demo.actions)
+
+
+def test_demonstrations_do_not_depend_on_jobs(demos: Any) -> None:
+    again = list(
+        record_demonstrations(range(100000, 100003), "spider-1suit", max_steps=300, jobs=2)
+    )
+    assert again == demos
+
+
+def test_replay_refuses_a_demonstration_of_another_game(demos: Any) -> None:
+    won = next(d for d in demos if d.won)
+    with pytest.raises(ValueError, match="illegal"):
+        list(replay(won, "spider-4suit"))
+
+
+def test_load_refuses_a_file_that_is_not_demonstrations(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, deals=np.arange(3))
+    with pytest.raises(ValueError, match="not a demonstrations file"):
+        load_demonstrations(str(bad))
+
+
+def test_bc_dataset_targets_the_teachers_actions(demos: Any) -> None:
+    data = build_bc_dataset(demos, "spider-1suit", gamma=1.0)
+    won = [d for d in demos if d.won]
+    assert won, "the fixture needs a won game"
+    assert data.imitate.sum() == sum(len(d.actions) for d in won)
+    first = won[0]
+    i = int(np.flatnonzero(data.deal == first.deal)[0])
+    assert data.action_ids[i, data.target[i]] == first.actions[0]
+    # gamma 1: the first decision of a won game is worth its 8 runs and the 10 of the win
+    assert data.returns[i] == pytest.approx(18.0)
+
+
+# --- the policy --------------------------------------------------------------------------------
+def _obs_batch(deal: int = 3) -> tuple[dict[str, torch.Tensor], np.ndarray]:
+    env = SpiderEnv(suits=1)
+    obs, info = env.reset(options={"deal": deal})
+    out = ActionFeatureEncoder(env.variant).encode(obs, info["action_mask"])
+    return {k: torch.as_tensor(v)[None] for k, v in out.items()}, info["action_mask"]
+
+
+def test_policy_scores_actions_by_their_rows_not_by_row_order() -> None:
+    model = new_model("spider-1suit", n_envs=1)
+    policy = model.policy
+    obs, mask = _obs_batch()
+    n = int((obs["action_ids"] >= 0).sum())
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(0))
+    shuffled = {k: v.clone() for k, v in obs.items()}
+    shuffled["actions"][0, :n] = obs["actions"][0, perm]
+    shuffled["action_ids"][0, :n] = obs["action_ids"][0, perm]
+    with torch.no_grad():
+        a = policy.features_extractor(obs)
+        b = policy.features_extractor(shuffled)
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+        logits = a[0, :1301]
+    ids = obs["action_ids"][0, :n].long()
+    rest = torch.ones(1301, dtype=torch.bool)
+    rest[ids] = False
+    assert (logits[rest] == NO_ROW_LOGIT).all() and (logits[ids] > NO_ROW_LOGIT).all()
+    with torch.no_grad():
+        dist = policy.get_distribution(obs, action_masks=mask[None])
+        p = dist.distribution.probs[0].numpy()
+    assert p[~mask].sum() == 0 and p.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_behaviour_cloning_learns_the_teachers_choices(demos: Any) -> None:
+    torch.manual_seed(0)
+    data = build_bc_dataset(demos, "spider-1suit")
+    model = new_model("spider-1suit", n_envs=1, hidden=64)
+    before = bc_accuracy(model.policy, data)["valid_accuracy"]
+    hist = behaviour_clone(model.policy, data, data, epochs=15, batch_size=128, lr=3e-3)
+    after = hist[-1]["valid_accuracy"]
+    assert hist[-1]["policy_loss"] < hist[0]["policy_loss"]
+    # the teacher breaks ties between equally good moves at random: about 55% is the ceiling
+    assert after > max(0.4, before + 0.25), (before, after)
+
+
+# --- the examples -----------------------------------------------------------------------------
+def test_recipe_smoke_run_writes_model_curves_and_wall_times(recipe: Path) -> None:
+    for name in ("demos.npz", "bc.zip", "bc_curve.csv", "ppo.zip", "ppo_curve.csv",
+                 "model.zip", "model.json", "baselines.json", "learning_curves.png"):  # fmt: skip
+        assert (recipe / name).exists(), name
+    summary = json.loads((recipe / "recipe.json").read_text())
+    assert set(summary["wall_time_s"]) >= {"demonstrations", "behaviour cloning", "fine-tuning"}
+    side = json.loads((recipe / "model.json").read_text())
+    assert side["env_kwargs"]["obs_mode"] == "actions"
+    assert side["env_kwargs"]["variant"] == "spider-1suit"
+    assert set(json.loads((recipe / "baselines.json").read_text())) >= {"random", "greedy"}
+
+
+def test_evaluate_plays_a_recipe_model_on_its_sidecars_game(recipe: Path) -> None:
+    out = _cli("evaluate", "--agent", str(recipe / "model.zip"), "--deals", "1000:1002",
+               "--no-progress")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("spider-1suit: 2 deals")
+    mode = (
+        "most likely"
+        if json.loads((recipe / "model.json").read_text())["deterministic"]
+        else "sampled"
+    )
+    assert f"({mode})" in out.stdout
+
+
+def test_evaluate_refuses_models_of_different_games_without_a_game(
+    recipe: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.zip"
+    shutil.copyfile(recipe / "model.zip", other)
+    side = json.loads((recipe / "model.json").read_text())
+    side["env_kwargs"]["variant"] = "spider-2suit"
+    other.with_suffix(".json").write_text(json.dumps(side))
+    out = _cli("evaluate", "--agent", str(recipe / "model.zip"), "--agent", str(other),
+               "--deals", "1000:1001")  # fmt: skip
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1 and "different games" in out.stderr
+
+
+def test_model_agent_sees_nothing_hidden(recipe: Path) -> None:
+    """The permutation test for a recipe model: the same choices with the hidden cards
+    shuffled (most likely action, and sampled with the same RNG state)."""
+    rng = np.random.default_rng(0)
+    for deterministic in (True, False):
+        agent = make_agent(str(recipe / "model.zip"), seed=1, deterministic=deterministic)
+        env, twin = SpiderEnv(suits=1), SpiderEnv(suits=1)
+        obs, info = env.reset(options={"deal": 1005})
+        agent.reset(seed=1)
+        for _ in range(25):
+            other = permute_hidden(env.state, rng)
+            obs2, info2 = twin.reset(options={"state": other})
+            clone = copy.deepcopy(agent)
+            a = agent.act(obs, info["action_mask"], info)
+            assert clone.act(obs2, info2["action_mask"], info2) == a
+            obs, _, term, _, info = env.step(a)
+            if term:
+                break
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "message"),
+    [
+        ("rl_demos.py", ["--deals", "990:1010"], "test set"),
+        ("rl_demos.py", ["--variant", "no-such-game"], "no-such-game"),
+        ("rl_bc.py", ["--demos", "missing.npz"], "missing.npz"),
+        ("rl_finetune.py", ["--bc", "missing.zip"], "missing.zip"),
+        ("rl_finetune.py", ["--timesteps", "0"], "--timesteps"),
+        ("rl_plot.py", ["--dir", "no-such-dir"], "no-such-dir"),
+    ],
+)
+def test_example_errors_are_one_line_with_status_2(
+    script: str, args: list[str], message: str, tmp_path: Path
+) -> None:
+    out = _script(script, *args, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], out.stderr
+
+
+# --- the shipped model --------------------------------------------------------------------------
+@pytest.mark.skipif(not SHIPPED.exists(), reason="docs/models/rl_1suit.zip not shipped yet")
+def test_shipped_model_plays_1suit_as_measured() -> None:
+    side = json.loads(SHIPPED.with_suffix(".json").read_text())
+    assert side["env_kwargs"]["variant"] == "spider-1suit"
+    assert side["env_kwargs"]["obs_mode"] == "actions"
+    agent = make_agent(str(SHIPPED), seed=0)
+    assert agent.variant is not None and agent.variant.name == "spider-1suit"
+    assert agent.deterministic == side["deterministic"]  # type: ignore[attr-defined]
+    env = SpiderEnv(suits=1)
+    obs, info = env.reset(options={"deal": 1000})
+    agent.reset(seed=0)
+    for _ in range(60):
+        a = agent.act(obs, info["action_mask"], info)
+        assert info["action_mask"][a]
+        obs, _, term, _, info = env.step(a)
+        if term:
+            break
