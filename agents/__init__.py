@@ -13,6 +13,12 @@ trained Stable-Baselines3 models.
   extra).
 
 :func:`make_agent` builds any of them from a name or a path, as the CLI does.
+
+The RL recipe (README, "The RL recipe") lives in :mod:`agents.action_features` (per-action
+features, the ``ActionFeatures`` wrapper; numpy only), :mod:`agents.imitation` (demonstrations
+and behaviour-cloning data), :mod:`agents.rl_policy` (``ActionSetPolicy`` for MaskablePPO and
+behaviour cloning) and :mod:`agents.rl_recipe` (envs, model, sidecar); the last two need the
+``train`` extra and are not imported here.
 """
 
 from __future__ import annotations

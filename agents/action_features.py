@@ -16,7 +16,10 @@ a run, the face-down cards under source and target, the greedy heuristic's one-s
 (:class:`agents.greedy.PositionScorer`: a card turned up counts as unknown, never by value),
 whether that gain is the best of all moves, how often the position it leads to was already
 seen, whether it moves a whole column into an empty one (a pointless move), the rank it moves,
-whether it fills an empty column without emptying another. Rows past the legal actions are
+whether it fills an empty column without emptying another, and three signs of what it
+prepares (heuristics on visible cards, not rules): whether the rest of its source could then
+move away and turn up a card, whether the card it uncovers could take a suited run from
+another column, and whether the card it lands could. Rows past the legal actions are
 zero with id ``-1``. A move into an empty column has a row only for the first empty column
 (into another one it gives the same table up to the order of the columns), so the policy plays
 those moves into the first empty column; :attr:`ActionFeatureEncoder.row_of` maps every legal
@@ -75,6 +78,9 @@ ACTION_FEATURES = (
     "fills_empty",
     "source_face_up_after",  # / 13
     "turns_up_last_card",
+    "prepares_turn_up",  # after it, the rest of the source could move away and turn up a card
+    "makes_suited_target",  # the card it uncovers can take a suited run from another column
+    "target_takes_more",  # the moved cards' bottom card can then take a run from elsewhere
 )
 GLOBAL_FEATURES = (
     "deals_left",  # / piles
@@ -205,6 +211,9 @@ class ActionFeatureEncoder:
                 f[21] = (not tgt) and k < len(col) and dst < v.dealt_columns
                 f[22] = (up - k) / 13.0 if not reveals else 0.0
                 f[23] = reveals and d_src == 1
+                if not reveals and k < up:
+                    f[24], f[25] = self._prepares(nxt, src)
+                f[26] = self._takes_run(nxt, dst, src)
             elif a < deal_end:
                 f[1] = 1.0
             elif a < discard_end:
@@ -249,6 +258,53 @@ class ActionFeatureEncoder:
         glob[10] = self._decisions / 1000.0
         self._decisions += 1
         return {"actions": feats, "action_ids": ids, "globals": glob}
+
+    def _prepares(self, nxt: Any, src: int) -> tuple[float, float]:
+        """After a move from ``src`` that turned nothing up: could the rest of its face-up
+        cards move away next (one suited run with a place to go: a card one rank higher, of
+        the same suit where building needs it, or an empty column), and can its new exposed
+        card take a suited run from another column? Heuristics on visible cards, not rules."""
+        col, down = nxt.cols[src], nxt.down[src]
+        rest = col[down:]
+        if not rest:
+            return 0.0, 0.0
+        same_suit = self.variant.build != "any-suit"
+        movable = _top_run(col, down) == len(rest)
+        head = rest[0]
+        prepares = 0.0
+        if movable and down > 0:
+            for c, other in enumerate(nxt.cols):
+                if c == src:
+                    continue
+                if not other:
+                    if c < self.variant.dealt_columns:
+                        prepares = 1.0
+                        break
+                    continue
+                top = other[-1]
+                fits = top == head + 1 if same_suit else top % N_RANKS == head % N_RANKS + 1
+                if fits and head % N_RANKS != _K:
+                    prepares = 1.0
+                    break
+        return prepares, self._takes_run(nxt, src, src)
+
+    @staticmethod
+    def _takes_run(nxt: Any, col_index: int, skip: int) -> float:
+        """Whether the exposed card of column ``col_index`` is one rank above, in the same
+        suit, a card of another column's top suited run (which could then join it)."""
+        col = nxt.cols[col_index]
+        if len(col) <= nxt.down[col_index]:
+            return 0.0
+        want = col[-1] - 1
+        if col[-1] % N_RANKS == 0:
+            return 0.0  # an Ace takes nothing
+        for c, other in enumerate(nxt.cols):
+            if c in (col_index, skip) or not other:
+                continue
+            n = _top_run(other, nxt.down[c])
+            if want in other[len(other) - n :]:
+                return 1.0
+        return 0.0
 
 
 def _top_run(col: tuple[int, ...], down: int) -> int:

@@ -185,11 +185,13 @@ def build_bc_dataset(
     *,
     gamma: float = 0.995,
     lost_decisions: int = 400,
+    imitate_lost: bool = False,
 ) -> BCDataset:
     """Replay ``demos`` into a :class:`BCDataset` (``slots``: the encoder's rows).
 
     Won games give decisions to clone; a lost game gives its first ``lost_decisions`` decisions
-    for the value only (a lost game ends in moves back and forth until the step limit).
+    (a lost game ends in moves back and forth until the step limit), for the value only unless
+    ``imitate_lost`` (for games where the teacher rarely wins, such as 2-suit Spider).
     """
     from .action_features import ActionFeatureEncoder
 
@@ -221,7 +223,7 @@ def build_bc_dataset(
             ids.append(out["action_ids"].astype(np.int16))
             globs.append(out["globals"])
             target.append(row)
-            imitate.append(demo.won)
+            imitate.append(demo.won or imitate_lost)
             deal.append(demo.deal)
             runs = int(info["completed_runs"])
             if rewards:

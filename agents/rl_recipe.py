@@ -89,7 +89,7 @@ def new_model(
         "n_steps": 256,
         "batch_size": 256,
         "n_epochs": 4,
-        "learning_rate": 3e-5,
+        "learning_rate": 5e-5,
         "gamma": 0.995,
         "gae_lambda": 0.95,
         "clip_range": 0.1,
@@ -161,12 +161,22 @@ def win_rate(
     deals: Sequence[int] | range,
     *,
     deterministic: bool,
+    jobs: int = 1,
 ) -> dict[str, float]:
-    """The model's win rate and mean completed runs on ``deals`` (in this process)."""
+    """The model's win rate and mean completed runs on ``deals``, played as ``spider-env
+    evaluate`` plays a saved model (``jobs`` worker processes)."""
+    import tempfile
+
     from spider_env.apps.evaluation import evaluate
 
     t0 = time.perf_counter()
-    res = evaluate(model_agent(model, variant, deterministic), deals, variant=variant)
+    if jobs == 1:
+        agent: Any = model_agent(model, variant, deterministic)
+        res = evaluate(agent, deals, variant=variant)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = save_model(model, Path(tmp) / "model.zip", variant, deterministic=deterministic)
+            res = evaluate(str(path), deals, variant=variant, jobs=jobs)
     s = res.summaries[0]
     return {
         "win_rate": s.win_rate,

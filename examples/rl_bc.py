@@ -9,8 +9,9 @@ one shared network scores every legal action, the value comes from a pooled summ
 pick the teacher's action in the won games (cross-entropy over the legal actions) and the
 discounted return of every decision (the value, so that PPO fine-tuning starts with a critic).
 A tenth of the games (by deal) is held out to measure how often the policy agrees with the
-teacher. After every epoch the policy plays the validation deals 1000.. (``--eval-deals``
-of them), most likely action and sampled: ``bc_curve.csv`` is the learning curve. The model
+teacher. Every ``--eval-every`` epochs and after the last one the policy plays the validation
+deals 1000.. (``--eval-deals`` of them), most likely action and sampled: ``bc_curve.csv`` is
+the learning curve. The model
 is a ``MaskablePPO`` ``.zip`` with its sidecar, evaluable with ``spider-env evaluate``; it
 plays the choice (most likely or sampled) that won more validation deals after the last epoch.
 """
@@ -36,11 +37,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--batch-size", type=int, default=512)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--hidden", type=int, default=128)
-    p.add_argument("--eval-deals", type=int, default=200, help="validation deals per epoch")
+    p.add_argument("--eval-deals", type=int, default=200, help="validation deals per evaluation")
+    p.add_argument("--eval-every", type=int, default=2, help="epochs between evaluations")
+    p.add_argument("--jobs", type=int, default=2, help="processes for the evaluations")
+    p.add_argument("--cache", default=None, help="keep the replayed data set in this .npz")
+    p.add_argument(
+        "--imitate-lost",
+        action="store_true",
+        help="also clone the first 400 decisions of lost games (where the teacher rarely wins)",
+    )
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     import torch
-    from spider_env.agents.imitation import build_bc_dataset, load_demonstrations
+    from spider_env.agents.imitation import BCDataset, build_bc_dataset, load_demonstrations
     from spider_env.agents.rl_policy import behaviour_clone
     from spider_env.agents.rl_recipe import VALIDATION_START, new_model, save_model, win_rate
 
@@ -53,7 +62,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     variant = meta["variant"]
     t0 = time.perf_counter()
-    data = build_bc_dataset(demos, variant)
+    if args.cache and Path(args.cache).exists():
+        data = BCDataset(**dict(np.load(args.cache)))
+    else:
+        data = build_bc_dataset(demos, variant, imitate_lost=args.imitate_lost)
+        if args.cache:
+            np.savez(args.cache, **{f: getattr(data, f) for f in data.__dataclass_fields__})
     deals = np.unique(data.deal)
     held = set(deals[np.random.default_rng(args.seed).permutation(len(deals))[: len(deals) // 10]])
     is_valid = np.array([d in held for d in data.deal])
@@ -71,16 +85,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, float]] = []
 
     def log(row: dict[str, float]) -> None:
-        if args.eval_deals:
+        epoch = int(row["epoch"])
+        if args.eval_deals and (epoch % args.eval_every == 0 or epoch == args.epochs):
             for det in (True, False):
-                r = win_rate(model, variant, eval_deals, deterministic=det)
+                r = win_rate(model, variant, eval_deals, deterministic=det, jobs=args.jobs)
                 row[f"win_rate_{'argmax' if det else 'sampled'}"] = r["win_rate"]
         row["seconds"] = time.perf_counter() - t0
         rows.append(dict(row))
         print(json.dumps({k: round(v, 4) for k, v in row.items()}), flush=True)
 
-    if args.eval_deals:
-        log({"epoch": 0})
     behaviour_clone(
         model.policy,
         train,
@@ -109,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "demonstrations": args.demos,
             "teacher": meta["teacher"],
             "epochs": args.epochs,
+            "imitate_lost": args.imitate_lost,
             "wall_time_s": round(wall, 1),
             "validation_deals": f"{eval_deals.start}:{eval_deals.stop}",
         },

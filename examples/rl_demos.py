@@ -1,10 +1,10 @@
 """Stage 1 of the RL recipe: record a strong player's games as demonstrations.
 
-    python examples/rl_demos.py                                  # lookahead, 1 suit, 2,000 deals
+    python examples/rl_demos.py                                  # lookahead, 1 suit, 3,000 deals
     python examples/rl_demos.py --suits 2 --deals 100000:100500 --out runs/rl2/demos.npz
 
 The teacher (``--teacher``, any agent of ``spider-env evaluate``: ``lookahead`` by default, the
-strongest 1-suit player we ship) plays training deals (``--deals``, default 100000..101999; the
+strongest 1-suit player we ship) plays training deals (``--deals``, default 100000..102999; the
 test deals 0..999 are never used for training). Each game is stored as its deal number and
 action list (``agents.imitation``); ``examples/rl_bc.py`` replays them into training data.
 """
@@ -27,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--teacher", default="lookahead", help="agent spec (default lookahead)")
     p.add_argument("--suits", type=int, choices=(1, 2, 4), default=1)
     p.add_argument("--variant", default=None, help="a variant name instead of --suits")
-    p.add_argument("--deals", default="100000:102000", help="training deals (start:stop)")
+    p.add_argument("--deals", default="100000:103000", help="training deals (start:stop)")
     p.add_argument("--max-steps", type=int, default=1000)
     p.add_argument("--jobs", type=int, default=1, help="worker processes")
     p.add_argument("--out", default="runs/rl_1suit/demos.npz")

@@ -30,17 +30,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--bc", default="runs/rl_1suit/bc.zip", help="the cloned model")
     p.add_argument("--out", default="runs/rl_1suit/ppo.zip")
-    p.add_argument("--timesteps", type=int, default=300_000)
+    p.add_argument("--timesteps", type=int, default=500_000)
     p.add_argument("--n-envs", type=int, default=8)
     p.add_argument("--n-steps", type=int, default=256)
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--n-epochs", type=int, default=4)
-    p.add_argument("--learning-rate", type=float, default=3e-5)
+    p.add_argument("--learning-rate", type=float, default=5e-5)
     p.add_argument("--clip-range", type=float, default=0.1)
     p.add_argument("--ent-coef", type=float, default=0.0)
     p.add_argument("--gamma", type=float, default=0.995)
-    p.add_argument("--eval-freq", type=int, default=60_000, help="steps between evaluations")
+    p.add_argument("--eval-freq", type=int, default=100_000, help="steps between evaluations")
     p.add_argument("--eval-deals", type=int, default=200, help="validation deals per evaluation")
+    p.add_argument("--jobs", type=int, default=2, help="processes for the evaluations")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     for name in ("timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_freq"):
@@ -96,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         t = time.perf_counter()
         row: dict[str, Any] = {"timesteps": steps}
         for det in (True, False):
-            r = win_rate(model, variant, eval_deals, deterministic=det)
+            r = win_rate(model, variant, eval_deals, deterministic=det, jobs=args.jobs)
             row[f"win_rate_{'argmax' if det else 'sampled'}"] = r["win_rate"]
             row[f"runs_{'argmax' if det else 'sampled'}"] = r["runs"]
         path = ckpt_dir / f"step_{steps}.zip"
@@ -126,8 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     evaluate_now(0)
     model.learn(args.timesteps, callback=Every())
-    if rows[-1]["timesteps"] != model.num_timesteps:
-        evaluate_now(model.num_timesteps)
+    if model.num_timesteps - rows[-1]["timesteps"] >= args.n_steps * args.n_envs:
+        evaluate_now(model.num_timesteps)  # (not again for the end of the last rollout)
     with curve_path.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()

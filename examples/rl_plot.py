@@ -64,11 +64,12 @@ def plot(directory: Path, out: Path, title: str | None = None) -> Path:
     panels = ((axes[0], bc, "epoch", "behaviour cloning (epochs)"),
               (axes[1], ppo, "timesteps", "MaskablePPO fine-tuning (env steps)"))  # fmt: skip
     for ax, rows, x, xlabel in panels:
-        xs = [r[x] for r in rows]
         for key, label, marker in (("argmax", "most likely action", "o"),
                                    ("sampled", "sampled", "s")):  # fmt: skip
-            ys = [r.get(f"win_rate_{key}", float("nan")) for r in rows]
-            ax.plot(xs, ys, marker=marker, label=f"model, {label}")
+            pts = [(r[x], r[f"win_rate_{key}"]) for r in rows if f"win_rate_{key}" in r]
+            ax.plot(
+                [p[0] for p in pts], [p[1] for p in pts], marker=marker, label=f"model, {label}"
+            )
         for name in BASELINES:
             if name in base:
                 color, style = BASELINE_STYLE[name]

@@ -39,10 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--demo-deals", default="100000:103000")
     p.add_argument("--jobs", type=int, default=2, help="processes for the demonstrations")
     p.add_argument("--epochs", type=int, default=6)
-    p.add_argument("--timesteps", type=int, default=600_000)
+    p.add_argument("--timesteps", type=int, default=500_000)
     p.add_argument("--n-envs", type=int, default=8)
     p.add_argument("--eval-freq", type=int, default=100_000)
     p.add_argument("--eval-deals", type=int, default=200)
+    p.add_argument("--imitate-lost", action="store_true", help="see rl_bc.py")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--tiny", action="store_true", help="a smoke run (seconds): tiny budgets everywhere"
@@ -52,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.mkdir(parents=True, exist_ok=True)
     demos, bc, ppo = d / "demos.npz", d / "bc.zip", d / "ppo.zip"
     small = ["--eval-deals", "2"] if args.tiny else ["--eval-deals", str(args.eval_deals)]
+    small += ["--jobs", str(args.jobs)]
     stages = [
         (
             "demonstrations",
@@ -65,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "behaviour cloning",
             rl_bc.main,
             ["--demos", str(demos), "--out", str(bc), "--seed", str(args.seed),
-             "--epochs", "1" if args.tiny else str(args.epochs), *small],
+             "--epochs", "1" if args.tiny else str(args.epochs), *small]
+            + (["--imitate-lost"] if args.imitate_lost else []),
         ),
         (
             "fine-tuning",

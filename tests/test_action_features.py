@@ -173,3 +173,44 @@ def test_too_many_actions_keep_the_best_gains_and_are_counted() -> None:
     assert small.overflows == (1 if n > 3 else 0)
     gains = sorted(full["actions"][:n, F["gain"]], reverse=True)[:3]
     np.testing.assert_allclose(sorted(out["actions"][:, F["gain"]], reverse=True), gains)
+
+
+@pytest.mark.parametrize("variant", ("spider-1suit", "spider-2suit"))
+def test_what_a_move_prepares_agrees_with_the_rules_in_classic_spider(variant: str) -> None:
+    """In classic Spider the three "prepares" features are exact: checked against the legal
+    moves of the position after the move."""
+    from spider_env.core.rules import legal_actions
+
+    enc = ActionFeatureEncoder(variant)
+    v = enc.variant
+    seen = {"prepares_turn_up": 0, "makes_suited_target": 0, "target_takes_more": 0}
+    for env, obs, info in _game(variant, 21, 200):
+        out = enc.encode(obs, info["action_mask"])
+        state = env.state
+        for row, a in enumerate(int(x) for x in out["action_ids"] if x >= 0):
+            if a >= v.n_move_actions:
+                continue
+            src, k, dst = move_parts(v, a)
+            nxt = apply_legal(state, a)
+            f = out["actions"][row]
+            up = len(state.cols[src]) - state.down[src]
+            later = [move_parts(v, b) for b in legal_actions(nxt) if b < v.n_move_actions]
+            if k < up:
+                rest = len(nxt.cols[src]) - nxt.down[src]
+                turn_up = nxt.down[src] > 0 and any(s == src and n == rest for s, n, _ in later)
+                assert f[F["prepares_turn_up"]] == turn_up
+
+                top = nxt.cols[src][-1]
+                takes = any(
+                    d == src and s != src and nxt.cols[s][-n] == top - 1 for s, n, d in later
+                )
+                assert f[F["makes_suited_target"]] == takes
+                seen["prepares_turn_up"] += turn_up
+                seen["makes_suited_target"] += int(f[F["makes_suited_target"]])
+            target_more = bool(nxt.cols[dst]) and any(
+                d == dst and s not in (dst, src) and nxt.cols[s][-n] == nxt.cols[dst][-1] - 1
+                for s, n, d in later
+            )
+            assert f[F["target_takes_more"]] == target_more
+            seen["target_takes_more"] += target_more
+    assert all(seen.values()), seen  # each feature was seen set at least once

@@ -168,6 +168,12 @@ def test_recipe_smoke_run_writes_model_curves_and_wall_times(recipe: Path) -> No
     assert set(json.loads((recipe / "baselines.json").read_text())) >= {"random", "greedy"}
 
 
+def test_plot_script_draws_a_recipe_run(recipe: Path, tmp_path: Path) -> None:
+    out = _script("rl_plot.py", "--dir", str(recipe), "--out", str(tmp_path / "c.png"))
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "c.png").stat().st_size > 1000
+
+
 def test_evaluate_plays_a_recipe_model_on_its_sidecars_game(recipe: Path) -> None:
     out = _cli("evaluate", "--agent", str(recipe / "model.zip"), "--deals", "1000:1002",
                "--no-progress")  # fmt: skip
