@@ -9,7 +9,6 @@ validation deals ``1000..`` (model selection and learning curves), training deal
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -155,37 +154,6 @@ def model_agent(model: Any, variant: Variant | str, deterministic: bool, seed: i
     return SB3Agent(model, variant, ACTIONS_MODE, slots, deterministic, seed, name="model")
 
 
-def win_rate(
-    model: Any,
-    variant: Variant | str,
-    deals: Sequence[int] | range,
-    *,
-    deterministic: bool,
-    jobs: int = 1,
-) -> dict[str, float]:
-    """The model's win rate and mean completed runs on ``deals``, played as ``spider-env
-    evaluate`` plays a saved model (``jobs`` worker processes)."""
-    import tempfile
-
-    from spider_env.apps.evaluation import evaluate
-
-    t0 = time.perf_counter()
-    if jobs == 1:
-        agent: Any = model_agent(model, variant, deterministic)
-        res = evaluate(agent, deals, variant=variant)
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = save_model(model, Path(tmp) / "model.zip", variant, deterministic=deterministic)
-            res = evaluate(str(path), deals, variant=variant, jobs=jobs)
-    s = res.summaries[0]
-    return {
-        "win_rate": s.win_rate,
-        "wins": s.wins,
-        "runs": s.mean_runs,
-        "seconds": time.perf_counter() - t0,
-    }
-
-
 __all__ = [
     "REWARD_MODE",
     "TEST_DEALS",
@@ -196,5 +164,4 @@ __all__ = [
     "model_agent",
     "new_model",
     "save_model",
-    "win_rate",
 ]

@@ -49,9 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     import torch
+    from rl_common import win_rate
     from spider_env.agents.imitation import BCDataset, build_bc_dataset, load_demonstrations
     from spider_env.agents.rl_policy import behaviour_clone
-    from spider_env.agents.rl_recipe import VALIDATION_START, new_model, save_model, win_rate
+    from spider_env.agents.rl_recipe import VALIDATION_START, new_model, save_model
 
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)

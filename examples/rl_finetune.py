@@ -51,8 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
     import torch
+    from rl_common import win_rate
     from sb3_contrib import MaskablePPO
-    from spider_env.agents.rl_recipe import VALIDATION_START, new_model, save_model, win_rate
+    from spider_env.agents.rl_recipe import VALIDATION_START, new_model, save_model
     from spider_env.agents.sb3 import read_sidecar, sidecar_variant
     from stable_baselines3.common.callbacks import BaseCallback
 

@@ -15,8 +15,9 @@ Built from the AST of every module, so imports at any depth count (inside functi
   one lazy ``__getattr__`` of ``spider_env/__init__.py`` that loads
   ``spider_env.apps.evaluation.evaluate`` on first use;
 * ``agents/`` (installed as ``spider_env.agents``) imports the standard library, core, the
-  compiled core ``spider_env.fast`` (the expert agent's solver), the env layer, itself, numpy and
-  the optional ML libraries, never ``spider_env.apps`` (nor numba itself: only through fast);
+  compiled core ``spider_env.fast`` (the expert agent's solver), the env layer, itself, numpy,
+  gymnasium (the RL recipe's observation wrapper), tqdm and the optional ML libraries, never
+  ``spider_env.apps`` (nor numba itself: only through fast);
 * ``spider_env/apps/*`` may import anything of the project;
 * nothing (package, tests, examples, benchmarks) imports ``agents`` as a top-level name: that
   name belongs to the OpenAI Agents SDK (issue 13).
@@ -54,7 +55,11 @@ ENV_THIRD_PARTY = frozenset({"numpy", "gymnasium"})
 FAST_THIRD_PARTY = frozenset({"numpy", "numba"})
 # The env layer's one adapter to an optional library (the `train` extra), imported only there.
 ENV_ADAPTERS = {"spider_env.sb3": frozenset({"stable_baselines3"})}
-AGENTS_THIRD_PARTY = frozenset({"numpy", "stable_baselines3", "sb3_contrib", "torch"})
+# gymnasium: the RL recipe's observation wrapper (agents.action_features) and training envs;
+# tqdm: progress of recorded demonstrations
+AGENTS_THIRD_PARTY = frozenset(
+    {"numpy", "gymnasium", "tqdm", "stable_baselines3", "sb3_contrib", "torch"}
+)
 # The one documented edge from the env layer up to apps: `spider_env.evaluate`, loaded lazily.
 LAZY_EVALUATE = ("spider_env", "__getattr__", "spider_env.apps.evaluation", "evaluate")
 ENTRY_POINT = re.compile(r"(spider_env|agents)(\.\w+)*:\w+(\.\w+)*")

@@ -259,3 +259,24 @@ def test_shipped_model_plays_1suit_as_measured() -> None:
         obs, _, term, _, info = env.step(a)
         if term:
             break
+
+
+@pytest.mark.skipif(not SHIPPED.exists(), reason="docs/models/rl_1suit.zip not shipped yet")
+def test_shipped_model_replays_its_measured_games() -> None:
+    """The shipped model, through the same evaluation, plays the first test deals exactly as
+    recorded in docs/rl/test_ppo_1suit.json (the README's measurement): a change of the
+    features or of the agent that would alter the model's play fails here."""
+    from spider_env.apps.evaluation import evaluate
+
+    recorded = json.loads((ROOT / "docs" / "rl" / "test_ppo_1suit.json").read_text())
+    name = recorded["agents"][0]
+    want = {r["deal"]: r for r in recorded["records"] if r["agent"] == name and r["deal"] < 6}
+    res = evaluate(str(SHIPPED), range(6), variant="spider-1suit")
+    for rec in res.records:
+        w = want[rec.deal]
+        assert (rec.won, rec.completed_runs, rec.moves, rec.steps) == (
+            w["won"],
+            w["completed_runs"],
+            w["moves"],
+            w["steps"],
+        ), rec.deal
