@@ -1,9 +1,10 @@
-"""The RL recipe's plumbing: environments, the model, its sidecar, evaluation on held-out deals.
+"""The RL recipe's plumbing: environments, the model, its sidecar, the model as an agent.
 
 The stages (``examples/rl_demos.py``, ``rl_bc.py``, ``rl_finetune.py``; ``rl_recipe.py`` runs
-them all) share these. Deal sets are disjoint: test deals ``0..999`` (``spider-env evaluate``),
-validation deals ``1000..`` (model selection and learning curves), training deals ``10000..``
-(demonstrations and PPO). Needs the ``train`` extra.
+them all) share these (and ``examples/rl_common.py`` for win rates on validation deals). Deal
+sets are disjoint: test deals ``0..999`` (``spider-env evaluate``), validation deals
+``1000..`` (model selection and learning curves), training deals ``10000..`` (demonstrations
+and PPO). Needs the ``train`` extra.
 """
 
 from __future__ import annotations
@@ -107,6 +108,18 @@ def new_model(
     )
 
 
+def save_compact(model: Any, path: str | Path) -> None:
+    """Save ``model`` without its optimizer's running averages (Adam keeps two per weight,
+    which would triple the file): the policy is exactly the same and loads with the usual
+    ``MaskablePPO.load`` / ``PPO.load``; further training starts the optimizer afresh."""
+    opt = model.policy.optimizer
+    model.policy.optimizer = type(opt)(model.policy.parameters(), **opt.defaults)
+    try:
+        model.save(str(path))
+    finally:
+        model.policy.optimizer = opt
+
+
 def save_model(
     model: Any,
     path: str | Path,
@@ -120,12 +133,7 @@ def save_model(
     tells ``spider-env evaluate --agent PATH`` the observation and how to choose actions."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    opt = model.policy.optimizer
-    model.policy.optimizer = type(opt)(model.policy.parameters(), **opt.defaults)
-    try:
-        model.save(str(path))
-    finally:
-        model.policy.optimizer = opt
+    save_compact(model, path)
     meta = {
         "format": SIDECAR_FORMAT,
         "algo": "MaskablePPO",
@@ -163,5 +171,6 @@ __all__ = [
     "make_env",
     "model_agent",
     "new_model",
+    "save_compact",
     "save_model",
 ]

@@ -494,16 +494,11 @@ def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
 
 
 def save_compact(model: Any, path: Path) -> None:
-    """Save ``model`` without its optimizer's running averages (Adam keeps two per weight,
-    which would triple the file): the policy is exactly the same and loads with the usual
-    ``MaskablePPO.load`` / ``PPO.load``; further training starts the optimizer afresh. The
-    checkpoints keep the full state."""
-    opt = model.policy.optimizer
-    model.policy.optimizer = type(opt)(model.policy.parameters(), **opt.defaults)
-    try:
-        model.save(str(path))
-    finally:
-        model.policy.optimizer = opt
+    """Save ``model`` without its optimizer's running averages (see
+    ``spider_env.agents.rl_recipe.save_compact``); the checkpoints keep the full state."""
+    from spider_env.agents.rl_recipe import save_compact as save
+
+    save(model, path)
 
 
 def read_eval_csv(path: Path) -> list[dict[str, float]]:
