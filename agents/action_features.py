@@ -17,13 +17,15 @@ a run, the face-down cards under source and target, the greedy heuristic's one-s
 whether that gain is the best of all moves, how often the position it leads to was already
 seen, whether it moves a whole column into an empty one (a pointless move), the rank it moves,
 whether it fills an empty column without emptying another, and three signs of what it
-prepares (heuristics on visible cards, not rules): whether the rest of its source could then
-move away and turn up a card, whether the card it uncovers could take a suited run from
-another column, and whether the card it lands could. Rows past the legal actions are
-zero with id ``-1``. A move into an empty column has a row only for the first empty column
-(into another one it gives the same table up to the order of the columns), so the policy plays
-those moves into the first empty column; :attr:`ActionFeatureEncoder.row_of` maps every legal
-action of the last decision to the row that stands for it.
+prepares, read from the rules engine's legal moves after it: whether the rest of its source
+could then move away and turn up a card, whether the card it uncovers could take the next lower
+card of its suit from another column, and whether the card it lands could.
+
+Rows past the legal actions are zero with id ``-1``. A move into an empty column has a row only
+for the first empty column (into another one it gives the same table up to the order of the
+columns), so the policy plays those moves into the first empty column;
+:attr:`ActionFeatureEncoder.row_of` maps every legal action of the last decision to the row
+that stands for it.
 
 ``globals`` (:data:`GLOBAL_FEATURES`) describes the position: deals left, runs completed, cards
 face down, empty columns, actions with a row, the best move's gain and the number of improving
@@ -47,7 +49,8 @@ from gymnasium import spaces
 
 from spider_env.core.actions import move_parts
 from spider_env.core.cards import N_RANKS
-from spider_env.core.rules import apply_legal
+from spider_env.core.rules import apply_legal, legal_actions
+from spider_env.core.state import State
 from spider_env.core.variants import Variant, get_variant
 
 from .greedy import PositionScorer, pointless
@@ -99,7 +102,6 @@ N_ACTION_FEATURES = len(ACTION_FEATURES)
 N_GLOBAL_FEATURES = len(GLOBAL_FEATURES)
 DEFAULT_SLOTS = 96
 _K = N_RANKS - 1
-_F = {name: i for i, name in enumerate(ACTION_FEATURES)}
 
 
 def action_feature_space(variant: Variant | str, slots: int = DEFAULT_SLOTS) -> spaces.Dict:
@@ -201,7 +203,7 @@ class ActionFeatureEncoder:
                         f[10] = 1.0
                     elif below % N_RANKS == head % N_RANKS + 1:
                         f[11] = 1.0
-                f[12] = _top_run(nxt.cols[dst], nxt.down[dst]) / 13.0
+                f[12] = nxt.run_lengths[dst] / 13.0
                 f[13] = sum(nxt.completed) > runs
                 f[14] = d_src / 6.0
                 f[15] = d_dst / 6.0
@@ -211,9 +213,12 @@ class ActionFeatureEncoder:
                 f[21] = (not tgt) and k < len(col) and dst < v.dealt_columns
                 f[22] = (up - k) / 13.0 if not reveals else 0.0
                 f[23] = reveals and d_src == 1
+                later = self._later_moves(nxt)
                 if not reveals and k < up:
-                    f[24], f[25] = self._prepares(nxt, src)
-                f[26] = self._takes_run(nxt, dst, src)
+                    rest = len(nxt.cols[src]) - nxt.down[src]
+                    f[24] = nxt.down[src] > 0 and any(s == src and n == rest for s, n, _ in later)
+                    f[25] = _takes_run(nxt, later, src, src)
+                f[26] = _takes_run(nxt, later, dst, src)
             elif a < deal_end:
                 f[1] = 1.0
             elif a < discard_end:
@@ -259,63 +264,22 @@ class ActionFeatureEncoder:
         self._decisions += 1
         return {"actions": feats, "action_ids": ids, "globals": glob}
 
-    def _prepares(self, nxt: Any, src: int) -> tuple[float, float]:
-        """After a move from ``src`` that turned nothing up: could the rest of its face-up
-        cards move away next (one suited run with a place to go: a card one rank higher, of
-        the same suit where building needs it, or an empty column), and can its new exposed
-        card take a suited run from another column? Heuristics on visible cards, not rules."""
-        col, down = nxt.cols[src], nxt.down[src]
-        rest = col[down:]
-        if not rest:
-            return 0.0, 0.0
-        same_suit = self.variant.build != "any-suit"
-        movable = _top_run(col, down) == len(rest)
-        head = rest[0]
-        prepares = 0.0
-        if movable and down > 0:
-            for c, other in enumerate(nxt.cols):
-                if c == src:
-                    continue
-                if not other:
-                    if c < self.variant.dealt_columns:
-                        prepares = 1.0
-                        break
-                    continue
-                top = other[-1]
-                fits = top == head + 1 if same_suit else top % N_RANKS == head % N_RANKS + 1
-                if fits and head % N_RANKS != _K:
-                    prepares = 1.0
-                    break
-        return prepares, self._takes_run(nxt, src, src)
+    def _later_moves(self, nxt: State) -> list[tuple[int, int, int]]:
+        """``(source, cards, target)`` of every move legal after a move (the rules engine's)."""
+        v = self.variant
+        return [move_parts(v, b) for b in legal_actions(nxt) if b < v.n_move_actions]
 
-    @staticmethod
-    def _takes_run(nxt: Any, col_index: int, skip: int) -> float:
-        """Whether the exposed card of column ``col_index`` is one rank above, in the same
-        suit, a card of another column's top suited run (which could then join it)."""
-        col = nxt.cols[col_index]
-        if len(col) <= nxt.down[col_index]:
-            return 0.0
-        want = col[-1] - 1
-        if col[-1] % N_RANKS == 0:
-            return 0.0  # an Ace takes nothing
-        for c, other in enumerate(nxt.cols):
-            if c in (col_index, skip) or not other:
-                continue
-            n = _top_run(other, nxt.down[c])
-            if want in other[len(other) - n :]:
-                return 1.0
+
+def _takes_run(nxt: State, later: list[tuple[int, int, int]], col: int, skip: int) -> float:
+    """Whether a legal move ``later`` puts onto column ``col`` the next lower card of the same
+    suit from a column other than ``col`` and ``skip`` (a suited join made possible)."""
+    cards = nxt.cols[col]
+    if len(cards) <= nxt.down[col]:
         return 0.0
-
-
-def _top_run(col: tuple[int, ...], down: int) -> int:
-    """Length of the suited run at the top of a column (face-up cards only)."""
-    n = len(col)
-    if n == down:
-        return 0
-    i = n - 1
-    while i > down and col[i - 1] == col[i] + 1 and col[i] % N_RANKS != _K:
-        i -= 1
-    return n - i
+    want = cards[-1] - 1
+    return float(
+        any(d == col and s not in (col, skip) and nxt.cols[s][-n] == want for s, n, d in later)
+    )
 
 
 class ActionFeatures(
@@ -328,7 +292,11 @@ class ActionFeatures(
     def __init__(self, env: gym.Env[Any, Any], slots: int = DEFAULT_SLOTS) -> None:
         gym.utils.RecordConstructorArgs.__init__(self, slots=slots)
         gym.Wrapper.__init__(self, env)
-        variant = env.unwrapped.variant  # type: ignore[attr-defined]
+        variant = getattr(env.unwrapped, "variant", None)
+        if variant is None:
+            raise ValueError(
+                f"ActionFeatures wraps a Spider env, not {type(env.unwrapped).__name__}"
+            )
         if getattr(env.unwrapped, "obs_mode", "dict") != "dict":
             raise ValueError("ActionFeatures needs the env's dict observation (obs_mode='dict')")
         self.encoder = ActionFeatureEncoder(variant, slots)

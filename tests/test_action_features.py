@@ -155,6 +155,8 @@ def test_wrapper_passes_the_gymnasium_and_sb3_checks() -> None:
 def test_wrapper_and_encoder_refuse_what_they_cannot_read() -> None:
     with pytest.raises(ValueError, match="dict observation"):
         ActionFeatures(SpiderEnv(suits=1, obs_mode="flat"))
+    with pytest.raises(ValueError, match="Spider env"):
+        ActionFeatures(gym.make("CartPole-v1"))
     with pytest.raises(ValueError, match="slots"):
         ActionFeatureEncoder("spider-1suit", slots=0)
     enc = ActionFeatureEncoder("spider-1suit")
@@ -177,8 +179,8 @@ def test_too_many_actions_keep_the_best_gains_and_are_counted() -> None:
 
 @pytest.mark.parametrize("variant", ("spider-1suit", "spider-2suit"))
 def test_what_a_move_prepares_agrees_with_the_rules_in_classic_spider(variant: str) -> None:
-    """In classic Spider the three "prepares" features are exact: checked against the legal
-    moves of the position after the move."""
+    """The three "prepares" features say what the legal moves of the position after the move
+    allow (checked here move by move in classic Spider)."""
     from spider_env.core.rules import legal_actions
 
     enc = ActionFeatureEncoder(variant)
