@@ -123,7 +123,11 @@ def load_demonstrations(path: str) -> tuple[list[Demonstration], dict[str, str]]
             offsets, actions = data["offsets"], data["actions"]
             meta = json.loads(str(data["meta"]))
     except (KeyError, OSError, ValueError) as exc:
-        raise ValueError(f"{path} is not a demonstrations file: {exc}") from None
+        if isinstance(exc, FileNotFoundError):
+            raise ValueError(f"no demonstrations file {path}") from None
+        raise ValueError(
+            f"{path} is not a demonstrations file (an .npz written by save_demonstrations)"
+        ) from None
     if len(offsets) != len(deals) + 1 or len(won) != len(deals) or offsets[-1] != len(actions):
         raise ValueError(f"{path} is not a demonstrations file: inconsistent arrays")
     demos = [
@@ -193,7 +197,7 @@ def build_bc_dataset(
     (a lost game ends in moves back and forth until the step limit), for the value only unless
     ``imitate_lost`` (for games where the teacher rarely wins, such as 2-suit Spider).
     """
-    from .action_features import ActionFeatureEncoder
+    from .action_features import N_ACTION_FEATURES, ActionFeatureEncoder
 
     v = get_variant(variant)
     enc = ActionFeatureEncoder(v, slots)
@@ -219,8 +223,8 @@ def build_bc_dataset(
                 continue  # the action had no row (more legal actions than slots)
             k = int((out["action_ids"] >= 0).sum())
             used = max(used, k)
-            feats.append(out["actions"][:slots].astype(np.float16))
-            ids.append(out["action_ids"].astype(np.int16))
+            feats.append(out["actions"][:k].astype(np.float16))  # rows past k are padding
+            ids.append(out["action_ids"][:k].astype(np.int16))
             globs.append(out["globals"])
             target.append(row)
             imitate.append(demo.won or imitate_lost)
@@ -241,9 +245,14 @@ def build_bc_dataset(
         rets.append(ret)
     if not target:
         raise ValueError("no decisions in the demonstrations")
+    all_feats = np.zeros((len(feats), used, N_ACTION_FEATURES), np.float16)
+    all_ids = np.full((len(ids), used), -1, np.int16)
+    for i, (rows, row_ids) in enumerate(zip(feats, ids)):
+        all_feats[i, : len(rows)] = rows
+        all_ids[i, : len(row_ids)] = row_ids
     return BCDataset(
-        np.stack(feats)[:, :used],
-        np.stack(ids)[:, :used],
+        all_feats,
+        all_ids,
         np.stack(globs),
         np.array(target, np.int64),
         np.concatenate(rets),

@@ -184,6 +184,13 @@ def behaviour_clone(
     by ``value_coef``, on every decision). Returns one dict per epoch (losses, and the share of
     ``valid``'s cloned decisions where the policy's most likely action is the teacher's).
     """
+    for name, value in (("epochs", epochs), ("batch_size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got {lr!r}")
+    if len(train) == 0:
+        raise ValueError("no decisions to clone")
     gen = th.Generator().manual_seed(seed)
     ext = policy.features_extractor
     assert isinstance(ext, ActionSetExtractor)

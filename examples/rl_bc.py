@@ -48,6 +48,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
+    for name in ("epochs", "batch_size", "hidden", "eval_every", "jobs"):
+        if getattr(args, name) < 1:
+            print(f"rl_bc.py: error: --{name.replace('_', '-')} must be >= 1", file=sys.stderr)
+            return 2
+    if not args.lr > 0 or args.eval_deals < 0:
+        print("rl_bc.py: error: --lr must be > 0 and --eval-deals >= 0", file=sys.stderr)
+        return 2
     import torch
     from rl_common import win_rate
     from spider_env.agents.imitation import BCDataset, build_bc_dataset, load_demonstrations

@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from spider_env.agents import make_agent
 from spider_env.agents.imitation import record_demonstrations, save_demonstrations
 
 from spider_env.apps.evaluation.deals import parse_deals
@@ -38,7 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         deals = parse_deals(args.deals)
         if set(deals) & set(range(1000)):
             raise ValueError("deals 0..999 are the test set: record demonstrations on others")
-    except ValueError as exc:
+        for name in ("max_steps", "jobs"):
+            if getattr(args, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 1")
+        make_agent(args.teacher, variant)  # an unknown teacher fails here, not in a worker
+    except (ValueError, FileNotFoundError, ImportError) as exc:
         print(f"rl_demos.py: error: {exc}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()

@@ -44,12 +44,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=2, help="processes for the evaluations")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
-    for name in ("timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_freq"):
+    for name in ("timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_freq", "jobs"):
         if getattr(args, name) < 1:
             print(
                 f"rl_finetune.py: error: --{name.replace('_', '-')} must be >= 1", file=sys.stderr
             )
             return 2
+    if not (args.learning_rate > 0 and args.clip_range > 0 and 0 < args.gamma <= 1) or (
+        args.eval_deals < 1
+    ):
+        print(
+            "rl_finetune.py: error: --learning-rate and --clip-range must be > 0, --gamma in "
+            "(0, 1] and --eval-deals >= 1",
+            file=sys.stderr,
+        )
+        return 2
+    if not Path(args.bc).is_file():
+        print(f"rl_finetune.py: error: no model file {args.bc}", file=sys.stderr)
+        return 2
     import torch
     from rl_common import win_rate
     from sb3_contrib import MaskablePPO

@@ -96,8 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     d = Path(args.dir)
     try:
         if args.compute_baselines:
-            variant, start, stop = args.compute_baselines.rsplit(":", 2)
-            data = compute_baselines(variant, range(int(start), int(stop)))
+            parts = args.compute_baselines.rsplit(":", 2)
+            if len(parts) != 3 or not (parts[1].isdigit() and parts[2].isdigit()):
+                raise ValueError(
+                    f"--compute-baselines wants VARIANT:START:STOP, got {args.compute_baselines!r}"
+                )
+            data = compute_baselines(parts[0], range(int(parts[1]), int(parts[2])))
             (d / "baselines.json").write_text(json.dumps(data, indent=2) + "\n")
         out = plot(d, Path(args.out) if args.out else d / "learning_curves.png", args.title)
     except (OSError, ValueError, KeyError) as exc:

@@ -49,6 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--tiny", action="store_true", help="a smoke run (seconds): tiny budgets everywhere"
     )
     args = p.parse_args(argv)
+    for name in ("jobs", "epochs", "timesteps", "n_envs", "eval_freq", "eval_deals"):
+        if getattr(args, name) < 1:
+            print(f"rl_recipe.py: error: --{name.replace('_', '-')} must be >= 1", file=sys.stderr)
+            return 2
     d = Path(args.dir or f"runs/rl_{args.suits}suit")
     d.mkdir(parents=True, exist_ok=True)
     demos, bc, ppo = d / "demos.npz", d / "bc.zip", d / "ppo.zip"

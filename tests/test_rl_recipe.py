@@ -230,6 +230,12 @@ def test_model_agent_sees_nothing_hidden(recipe: Path) -> None:
         ("rl_finetune.py", ["--bc", "missing.zip"], "missing.zip"),
         ("rl_finetune.py", ["--timesteps", "0"], "--timesteps"),
         ("rl_plot.py", ["--dir", "no-such-dir"], "no-such-dir"),
+        ("rl_demos.py", ["--teacher", "nosuch", "--deals", "100000:100001"], "nosuch"),
+        ("rl_demos.py", ["--jobs", "0"], "--jobs"),
+        ("rl_bc.py", ["--epochs", "0"], "--epochs"),
+        ("rl_finetune.py", ["--gamma", "2"], "--gamma"),
+        ("rl_plot.py", ["--compute-baselines", "bad"], "VARIANT:START:STOP"),
+        ("rl_recipe.py", ["--jobs", "0"], "--jobs"),
     ],
 )
 def test_example_errors_are_one_line_with_status_2(
