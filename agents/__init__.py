@@ -1,5 +1,5 @@
-"""Agents for spider-env: one protocol (:class:`agents.base.Agent`), baselines, a loader for
-trained Stable-Baselines3 models.
+"""The players of spider-env: one protocol (:class:`~spider_env.agents.base.Agent`), the
+players we ship, and the player of a trained model.
 
 * :class:`RandomAgent` (``"random"``): uniform over the legal actions, seeded.
 * :class:`GreedyAgent` (``"greedy"``): a one-step heuristic player.
@@ -8,17 +8,13 @@ trained Stable-Baselines3 models.
 * :class:`ExpertAgent` (``"expert"``, ``"expert:samples=8,nodes=60000"``): samples layouts of
   the unseen cards and plays the move the perfect-information solver's lines agree on (needs
   numba).
-* :func:`load_sb3_agent` (``"path/to/model.zip"``): a trained SB3 / sb3-contrib model, its
-  choices restricted to the mask's legal actions, sampled or most likely (needs the ``train``
-  extra).
+* :func:`load_sb3_agent` (``"path/to/model.zip"``): a trained model, its choices restricted to
+  the mask's legal actions, sampled or most likely (loading one needs the ``train`` extra).
 
-:func:`make_agent` builds any of them from a name or a path, as the CLI does.
-
-The RL recipe (README, "The RL recipe") lives in :mod:`agents.action_features` (per-action
-features, the ``ActionFeatures`` wrapper; numpy only), :mod:`agents.imitation` (demonstrations
-and behaviour-cloning data), :mod:`agents.rl_policy` (``ActionSetPolicy`` for MaskablePPO and
-behaviour cloning) and :mod:`agents.rl_recipe` (envs, model, sidecar); the last two need the
-``train`` extra and are not imported here.
+:func:`make_agent` builds any of them from a name or a path, as the CLI does; :data:`PLAYERS`
+names the ones built by name. Players see the observation and the mask only, and never import
+torch or Stable-Baselines3: training lives in :mod:`spider_env.agents.rl`, which a model player
+reaches only when it loads a model.
 """
 
 from __future__ import annotations
@@ -26,16 +22,21 @@ from __future__ import annotations
 import os
 
 from spider_env.core.variants import Variant, get_variant
+from spider_env.heuristics import Weights
+from spider_env.observation.view import TableView
 
 from .base import Agent, BaseAgent, legal_from_mask
 from .expert import ExpertAgent, parse_expert_spec
-from .greedy import GreedyAgent, Weights
+from .greedy import GreedyAgent
 from .lookahead import LookaheadAgent
+from .model import load_sb3_agent
 from .random_agent import RandomAgent
-from .sb3 import load_sb3_agent
-from .view import TableView
 
-AGENT_NAMES = ("random", "greedy", "lookahead", "expert")
+#: The players built by name (their ``name``), in the order help texts list them.
+PLAYERS: dict[str, type[BaseAgent]] = {
+    cls.name: cls for cls in (RandomAgent, GreedyAgent, LookaheadAgent, ExpertAgent)
+}
+AGENT_NAMES = tuple(PLAYERS)
 
 
 def make_agent(
@@ -45,10 +46,10 @@ def make_agent(
     *,
     deterministic: bool | None = None,
 ) -> Agent:
-    """An agent from a name (``random``, ``greedy``, ``lookahead``, ``expert`` or
+    """An agent from a name (one of :data:`AGENT_NAMES`, or
     ``expert:samples=S,nodes=N[,stage_nodes=M]``) or a ``.zip`` model path.
 
-    ``deterministic`` is for trained models (see :func:`agents.sb3.load_sb3_agent`): ``True``
+    ``deterministic`` is for trained models (see :func:`.model.load_sb3_agent`): ``True``
     plays the most likely action, ``False`` samples, ``None`` follows the model's sidecar
     (sampled without one); the agent's ``name`` says which. The baseline agents have no policy
     to sample from and play the same either way.
@@ -61,14 +62,10 @@ def make_agent(
         raise TypeError(f"deterministic must be True, False or None, got {deterministic!r}")
     v = get_variant(variant) if variant is not None else None
     key = spec.lower()
-    if key == "random":
-        return RandomAgent(v, seed)
-    if key == "greedy":
-        return GreedyAgent(v, seed)
-    if key == "lookahead":
-        return LookaheadAgent(v, seed)
-    if key == "expert" or key.startswith("expert:"):
+    if key.startswith(f"{ExpertAgent.name}:"):
         return ExpertAgent(v, seed, **parse_expert_spec(spec))
+    if key in PLAYERS:
+        return PLAYERS[key](v, seed)
     if spec.endswith(".zip") or os.sep in spec or os.path.exists(spec):
         return load_sb3_agent(spec, v, seed=seed, deterministic=deterministic)
     raise ValueError(
@@ -79,6 +76,7 @@ def make_agent(
 
 __all__ = [
     "AGENT_NAMES",
+    "PLAYERS",
     "Agent",
     "BaseAgent",
     "ExpertAgent",

@@ -10,7 +10,7 @@ An agent is given what a player sees after each ``reset``/``step`` of the env:
 
 and returns one legal action id. ``reset(seed)`` starts a new episode (clears per-game memory,
 reseeds the agent's RNG). Agents decode actions with :mod:`spider_env.core.actions` and parse
-the table with :class:`spider_env.agents.view.TableView` (once per observation); none of them
+the table with :class:`spider_env.observation.view.TableView` (once per observation); none of them
 reads face-down cards or the stock order, and none recomputes the legality the mask gives.
 """
 

@@ -1,15 +1,15 @@
 """The expert: a hidden-information player that searches sampled layouts with the solver.
 
-What it sees is what a player sees: the observation and the mask. The unseen cards (face-down
-cards and the stock) are known as a multiset (the deck minus every card in view or in a
-completed run), so the agent draws ``samples`` layouts of them uniformly at random
-(:meth:`agents.view.TableView.to_state`), each consistent with everything seen, and solves each
-with the perfect-information solver (:class:`spider_env.fast.solver.Solver`, ``nodes``
-positions per search). Every sample whose search found a win votes for the first move of its
-line; the move with the most votes is played (ties: the lowest action id). A sample still
-following the line of an earlier search votes ``1 + INCUMBENT_BONUS``, so that two samples
-with different plans do not take turns undoing each other's moves. When no sample has a
-winning line, the lookahead agent (:class:`agents.lookahead.LookaheadAgent`) moves.
+What it sees is what a player sees: the observation and the mask. The unseen cards (face-down cards
+and the stock) are known as a multiset (the deck minus every card in view or in a completed run), so
+the agent draws ``samples`` layouts of them uniformly at random
+(:meth:`~spider_env.observation.view.TableView.to_state`), each consistent with everything seen, and
+solves each with the perfect-information solver (:class:`spider_env.search.solver.Solver`, ``nodes``
+positions per search). Every sample whose search found a win votes for the first move of its line;
+the move with the most votes is played (ties: the lowest action id). A sample still following the
+line of an earlier search votes ``1 + INCUMBENT_BONUS``, so that two samples with different plans do
+not take turns undoing each other's moves. When no sample has a winning line, the lookahead agent
+(:class:`agents.lookahead.LookaheadAgent`) moves.
 
 Samples and lines are kept between decisions:
 
@@ -18,7 +18,7 @@ Samples and lines are kept between decisions:
 * when a card turns up (or a deal shows ten), a sample that had placed another card there is
   *repaired*: the card it had is swapped with a copy of the card now seen, taken from one of
   its hidden slots at random (the repaired layout is again a uniform draw of what is still
-  unseen). Its line is replayed on the repaired layout (:func:`spider_env.fast.solver.line_wins`)
+  unseen). Its line is replayed on the repaired layout (:func:`spider_env.search.solver.line_wins`)
   and kept if it still wins;
 * a sample whose search found no win searches again when its cards change, or after
   ``RETRY_EVERY`` decisions.
@@ -50,10 +50,10 @@ from spider_env.fast.layout import (
     P_OSTOCK,
     P_PS,
 )
+from spider_env.observation.view import TableView
 
 from .base import BaseAgent
 from .lookahead import LookaheadAgent
-from .view import TableView
 
 INCUMBENT_BONUS = 0.5  # extra vote of a sample still following the line of an earlier search
 RETRY_EVERY = 5  # decisions between two searches of a sample that found no win
@@ -105,7 +105,7 @@ class ExpertAgent(BaseAgent):
         samples: layouts drawn per decision (``ValueError`` below 1); with no unseen card
             (Simple Simon, or late in a game) one sample is searched with ``samples`` times
             the nodes.
-        nodes: positions per search (see :class:`spider_env.fast.solver.Solver`).
+        nodes: positions per search (see :class:`spider_env.search.solver.Solver`).
         stage_nodes: positions per stage of a search (default: the solver's choice).
     """
 
@@ -126,7 +126,7 @@ class ExpertAgent(BaseAgent):
         self.stage_nodes = (
             None if stage_nodes is None else _check_positive("stage_nodes", stage_nodes)
         )
-        from spider_env.fast.solver import MAX_NODES, check_budget
+        from spider_env.search.solver import MAX_NODES, check_budget
 
         check_budget(self.nodes, None)
         if self.nodes * self.samples > MAX_NODES:
@@ -158,7 +158,7 @@ class ExpertAgent(BaseAgent):
         if self._solver is None:
             try:
                 from spider_env.fast import load_kernel
-                from spider_env.fast.solver import Solver
+                from spider_env.search.solver import Solver
 
                 load_kernel()
             except ImportError as exc:
@@ -186,7 +186,7 @@ class ExpertAgent(BaseAgent):
         info: Mapping[str, Any] | None,
     ) -> int:
         from spider_env.fast.layout import to_array
-        from spider_env.fast.solver import line_wins, without_undo
+        from spider_env.search.solver import line_wins, without_undo
 
         solver = self._solver_for(v)
         hidden = len(view.unseen_cards())
@@ -288,7 +288,7 @@ class ExpertAgent(BaseAgent):
 
     def _search(self, v: Variant, st: np.ndarray, alone: bool) -> tuple[list[int], bool]:
         """Solve one sample: its winning line (or ``[]``) and whether one was found."""
-        from spider_env.fast.solver import Solver
+        from spider_env.search.solver import Solver
 
         solver = self._solver
         if alone and self.samples > 1:

@@ -3,17 +3,17 @@
 A one-step player misses every manoeuvre that needs a preparatory move (put a run in an empty
 column, move another run, bring the first back ...). :class:`LookaheadAgent` searches the
 positions reachable by *moves* from the current one, best first by the greedy score
-(:class:`agents.greedy.PositionScorer`), up to a budget of expanded positions, and plays the
+(:class:`spider_env.heuristics.PositionScorer`), up to a budget of expanded positions, and plays the
 sequence that leads to the best-scoring position, provided it beats the current one.
 
-Hidden information: a search never looks past a card turning up (or a deal): such a position is
-a leaf, scored with the turned-up card counted as unknown. Every position the search expands is
+Hidden information: a search never looks past a card turning up (or a deal): such a position is a
+leaf, scored with the turned-up card counted as unknown. Every position the search expands is
 therefore exactly what the player would see (the filled-in unseen cards of
-:meth:`agents.view.TableView.to_state` are never looked at). The moves tried from the current
-position are the legal ids of the env's mask; those from the positions after them come from the
-one rules engine (:func:`spider_env.core.rules.legal_actions`). A found plan is followed move by
-move while the table looks as predicted and the mask allows the next move (it always does: no
-card turns up before its last move); otherwise the plan is dropped and the agent decides afresh.
+:meth:`~spider_env.observation.view.TableView.to_state` are never looked at). The moves tried from
+the current position are the legal ids of the env's mask; those from the positions after them come
+from the one rules engine (:func:`spider_env.core.rules.legal_actions`). A found plan is followed
+move by move while the table looks as predicted and the mask allows the next move (it always does:
+no card turns up before its last move); otherwise the plan is dropped and the agent decides afresh.
 
 Dealing, filling empty columns before a deal and repetition avoidance are the greedy agent's.
 """
@@ -27,9 +27,10 @@ from spider_env.core.actions import move_parts, undo_id
 from spider_env.core.rules import apply_legal, legal_actions
 from spider_env.core.state import State
 from spider_env.core.variants import Variant
+from spider_env.heuristics import DEFAULT_WEIGHTS, Weights, pointless, visible_key
+from spider_env.observation.view import TableView
 
-from .greedy import DEFAULT_WEIGHTS, GreedyAgent, Weights, pointless, visible_key
-from .view import TableView
+from .greedy import GreedyAgent
 
 
 class LookaheadAgent(GreedyAgent):

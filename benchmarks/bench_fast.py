@@ -25,10 +25,11 @@ Sections (``--sections``, default all: about 1-2 minutes; ``--quick``: a smoke r
   for the vector env), warm (the same with the filled cache) and ``import spider_env`` alone.
   WALL-clock seconds, measured inside the subprocess (interpreter start-up not included; the
   whole subprocess is shown too), with numba's cache-miss/hit counts; a warning if the warm
-  run compiled anything (e.g. ``kernel.py`` edited meanwhile). Target: warm import < 0.5 s.
+  run compiled anything (e.g. ``spider_env/fast/*.py`` edited meanwhile). Target: warm import
+  < 0.5 s.
 * ``search``: ``FastGame`` ``legal_actions`` + ``apply`` from Python vs the pure engine
   (``rules.legal_actions`` + ``rules.apply_legal``), and random playouts in numba code
-  (``kernel.legal_ids`` + ``kernel.apply_action`` on a copied state), expansions per second;
+  (``rules.legal_ids`` + ``rules.apply_action`` on a copied state), expansions per second;
   and, over a fixed sample of positions, ``legal_ids`` alone, copy + ``apply_action``, and
   the state copy alone.
 
@@ -59,7 +60,7 @@ import gymnasium as gym
 import numpy as np
 from reference import cartpole_steps_per_second
 
-import spider_env  # noqa: F401  (registers Spider-v0)
+import spider_env
 from spider_env import new_game
 from spider_env.core.rules import apply_legal, legal_actions
 from spider_env.fast import FastGame, load_kernel
@@ -372,7 +373,7 @@ if sys.argv[1] == "full":
     import numpy as np
     t1 = time.perf_counter()
     import numba
-    from spider_env.fast import kernel
+    from spider_env.fast import deals, observe, rewards, rules, step
     tn = time.perf_counter()
     out["import_numba_and_kernel"] = tn - t1
     t1 = tn
@@ -389,11 +390,12 @@ if sys.argv[1] == "full":
                total=t3 - t0)
     from numba.core.registry import CPUDispatcher
     hits = misses = 0
-    for f in vars(kernel).values():
-        if isinstance(f, CPUDispatcher):
-            hits += sum(f.stats.cache_hits.values())
-            misses += sum(f.stats.cache_misses.values())
-    out.update(cache_hits=hits, cache_misses=misses, cache_path=kernel.legal_ids.stats.cache_path)
+    for module in (rules, deals, observe, rewards, step):
+        for name, f in vars(module).items():
+            if isinstance(f, CPUDispatcher) and f.py_func.__module__ == module.__name__:
+                hits += sum(f.stats.cache_hits.values())
+                misses += sum(f.stats.cache_misses.values())
+    out.update(cache_hits=hits, cache_misses=misses, cache_path=rules.legal_ids.stats.cache_path)
 print(json.dumps(out))
 """
 
@@ -413,8 +415,11 @@ def _child(kind: str, cache: str) -> dict[str, float]:
 
 def section_import(a: argparse.Namespace, out: dict[str, Any]) -> None:
     print("\n## 4. import and compile, fresh subprocesses, WALL-clock seconds (4 suits)")
-    source = Path(load_kernel().__file__)
-    stamp = source.stat().st_mtime_ns
+    from spider_env.fast.jit import sources_digest
+
+    load_kernel()
+    source = Path(spider_env.fast.__file__).parent  # the compiled sources (fast/, search/)
+    stamp = sources_digest()
     with tempfile.TemporaryDirectory(prefix="numba-cache-") as cache:
         print(f"NUMBA_CACHE_DIR={cache} (new, empty)")
         cold = _child("full", cache)
@@ -425,8 +430,9 @@ def section_import(a: argparse.Namespace, out: dict[str, Any]) -> None:
             (_child("import", cache) for _ in range(a.repeats)),
             key=lambda r: r["import_spider_env"],
         )
-    default_cache = source.parent / "__pycache__"
-    changed = source.stat().st_mtime_ns != stamp
+    default_cache = source / "__pycache__"
+    sources_digest.cache_clear()
+    changed = sources_digest() != stamp
     res = {
         "cold": cold,
         "warm": warm,

@@ -4,7 +4,7 @@
     spider-env evaluate --agent runs/rl_1suit/bc.zip --suits 1 --deals 0:1000 --jobs 2
 
 The demonstrations (``examples/rl_demos.py``) are replayed into the per-action features of
-``spider_env.agents.action_features``; the policy (``spider_env.agents.rl_policy.ActionSetPolicy``:
+``spider_env.observation.actions``; the policy (``spider_env.agents.rl.policy.ActionSetPolicy``:
 one shared network scores every legal action, the value comes from a pooled summary) learns to
 pick the teacher's action in the won games (cross-entropy over the legal actions) and the
 discounted return of every decision (the value, so that PPO fine-tuning starts with a critic).
@@ -57,9 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     import torch
     from rl_common import win_rate
-    from spider_env.agents.imitation import BCDataset, build_bc_dataset, load_demonstrations
-    from spider_env.agents.rl_policy import behaviour_clone
-    from spider_env.agents.rl_recipe import VALIDATION_START, new_model, save_model
+    from spider_env.agents.rl.imitation import BCDataset, build_bc_dataset, load_demonstrations
+    from spider_env.agents.rl.policy import behaviour_clone
+    from spider_env.agents.rl.recipe import VALIDATION_START, new_model, save_model
 
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)

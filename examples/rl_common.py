@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from spider_env.agents.rl_recipe import model_agent, save_model
+from spider_env.agents.rl.recipe import model_agent, save_model
 
 from spider_env.apps.evaluation import evaluate
 from spider_env.core.variants import Variant

@@ -6,7 +6,8 @@
 The teacher (``--teacher``, any agent of ``spider-env evaluate``: ``lookahead`` by default, the
 strongest 1-suit player we ship) plays training deals (``--deals``, default 100000..102999; the
 test deals 0..999 are never used for training). Each game is stored as its deal number and
-action list (``agents.imitation``); ``examples/rl_bc.py`` replays them into training data.
+action list (``spider_env.agents.rl.imitation``); ``examples/rl_bc.py`` replays them into
+training data.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from collections.abc import Sequence
 
 from spider_env.agents import make_agent
-from spider_env.agents.imitation import record_demonstrations, save_demonstrations
+from spider_env.agents.rl.imitation import record_demonstrations, save_demonstrations
 
 from spider_env.apps.evaluation.deals import parse_deals
 from spider_env.core.variants import resolve_variant

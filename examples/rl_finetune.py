@@ -65,8 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     import torch
     from rl_common import win_rate
     from sb3_contrib import MaskablePPO
-    from spider_env.agents.rl_recipe import VALIDATION_START, new_model, save_model
-    from spider_env.agents.sb3 import read_sidecar, sidecar_variant
+    from spider_env.agents.model import read_sidecar, sidecar_variant
+    from spider_env.agents.rl.recipe import VALIDATION_START, new_model, save_model
     from stable_baselines3.common.callbacks import BaseCallback
 
     torch.set_num_threads(1)

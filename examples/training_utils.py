@@ -495,8 +495,8 @@ def train(args: argparse.Namespace, algo: str, label: str) -> dict[str, Any]:
 
 def save_compact(model: Any, path: Path) -> None:
     """Save ``model`` without its optimizer's running averages (see
-    ``spider_env.agents.rl_recipe.save_compact``); the checkpoints keep the full state."""
-    from spider_env.agents.rl_recipe import save_compact as save
+    ``spider_env.agents.rl.recipe.save_compact``); the checkpoints keep the full state."""
+    from spider_env.agents.rl.recipe import save_compact as save
 
     save(model, path)
 

@@ -8,6 +8,8 @@
   ``gymnasium.make("Spider-v0").action_masks()``, ``.state``, ``.describe_action(a)``... work.
 * :class:`DealRange`: play only deal numbers from a given range, in random order (training) or
   in a fixed cycle (evaluation); disjoint ranges keep training and evaluation deals apart.
+* :class:`ActionFeatures`: the per-action features of
+  :class:`~spider_env.observation.actions.ActionFeatureEncoder` (the RL recipe's observation).
 * :func:`mask_fn`: the action-mask function ``sb3_contrib.common.wrappers.ActionMasker`` expects
   (not needed for ``MaskablePPO`` on a plain ``SpiderEnv``, which has ``action_masks()``).
 """
@@ -22,6 +24,7 @@ import numpy as np
 
 from spider_env.env import SpiderEnv
 from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder, observation_space
+from spider_env.observation.actions import DEFAULT_ACTION_ROWS, ActionFeatureEncoder
 
 
 def _spider(env: gym.Env[Any, Any]) -> SpiderEnv:
@@ -216,8 +219,48 @@ class DealRange(gym.Wrapper[Any, Any, Any, Any]):
         return np.asarray(self.env.get_wrapper_attr("action_masks")())
 
 
+class ActionFeatures(
+    gym.Wrapper[dict[str, np.ndarray], Any, Any, Any], gym.utils.RecordConstructorArgs
+):
+    """``obs_mode="actions"`` as a wrapper: the env's ``dict`` observation and mask become the
+    per-action features of :class:`ActionFeatureEncoder`. ``action_masks()`` is the env's mask
+    (for sb3-contrib's ``MaskablePPO``); rewards, ``info`` and episode ends are unchanged."""
+
+    def __init__(self, env: gym.Env[Any, Any], action_rows: int = DEFAULT_ACTION_ROWS) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, action_rows=action_rows)
+        gym.Wrapper.__init__(self, env)
+        variant = getattr(env.unwrapped, "variant", None)
+        if variant is None:
+            raise ValueError(
+                f"ActionFeatures wraps a Spider env, not {type(env.unwrapped).__name__}"
+            )
+        if getattr(env.unwrapped, "obs_mode", "dict") != "dict":
+            raise ValueError("ActionFeatures needs the env's dict observation (obs_mode='dict')")
+        self.encoder = ActionFeatureEncoder(variant, action_rows)
+        self.observation_space = self.encoder.space  # type: ignore[assignment]
+        self._mask = np.zeros(self.encoder.variant.n_actions, dtype=bool)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self.encoder.reset()
+        self._mask = np.asarray(info["action_mask"], dtype=bool)
+        return self.encoder.encode(obs, self._mask), info
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], Any, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._mask = np.asarray(info["action_mask"], dtype=bool)
+        return self.encoder.encode(obs, self._mask), reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of the current position (the env's mask)."""
+        return self._mask.copy()
+
+
 __all__ = [
     "DEAL_ORDERS",
+    "ActionFeatures",
     "DealRange",
     "FeatureObservation",
     "SpiderMethods",

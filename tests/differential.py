@@ -33,8 +33,10 @@ from spider_env.core.actions import describe
 from spider_env.core.deals import generate_deal
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant
-from spider_env.fast import kernel as K
+from spider_env.fast import layout, load_kernel
 from spider_env.fast.layout import params, to_array
+
+K = load_kernel()
 
 
 @dataclass
@@ -61,7 +63,7 @@ def run_variant(name: str, steps: int, cap: int, seed: int) -> Result:
     res = Result(name, undo_note, seed=f"{seed}:{name}")
     rng = random.Random(res.seed)
     pr = params(v)
-    st = np.empty(int(pr[K.P_SIZE]), dtype=np.int32)
+    st = np.empty(int(pr[layout.P_SIZE]), dtype=np.int32)
     ids = np.empty(v.n_actions + 1, dtype=np.int32)
     keys = np.empty(64, dtype=np.int64)
     t0 = time.perf_counter()

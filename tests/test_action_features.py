@@ -1,4 +1,4 @@
-"""The per-action features of the RL recipe (``spider_env.agents.action_features``): they show
+"""The per-action features of the RL recipe (``spider_env.observation.actions``): they show
 nothing hidden, describe each legal action as the rules engine plays it, and plug into
 Gymnasium's and SB3's checks."""
 
@@ -11,18 +11,18 @@ import numpy as np
 import pytest
 from conftest import permute_hidden
 from spider_env.agents import GreedyAgent
-from spider_env.agents.action_features import (
-    ACTION_FEATURES,
-    DEFAULT_SLOTS,
-    GLOBAL_FEATURES,
-    ActionFeatureEncoder,
-    ActionFeatures,
-)
 
 import spider_env  # noqa: F401
 from spider_env.core.actions import move_parts
 from spider_env.core.rules import apply_legal
 from spider_env.env import SpiderEnv
+from spider_env.observation.actions import (
+    ACTION_FEATURES,
+    DEFAULT_ACTION_ROWS,
+    GLOBAL_FEATURES,
+    ActionFeatureEncoder,
+)
+from spider_env.wrappers import ActionFeatures
 
 F = {name: i for i, name in enumerate(ACTION_FEATURES)}
 VARIANTS = ("spider-1suit", "spider-2suit", "spider-4suit", "spiderette-4suit", "scorpion")
@@ -148,7 +148,7 @@ def test_wrapper_passes_the_gymnasium_and_sb3_checks() -> None:
     sb3.check_env(ActionFeatures(gym.make("Spider-v0", suits=1, max_episode_steps=50)))
     obs, info = env.reset(seed=3)
     assert env.observation_space.contains(obs)
-    assert obs["actions"].shape == (DEFAULT_SLOTS, len(ACTION_FEATURES))
+    assert obs["actions"].shape == (DEFAULT_ACTION_ROWS, len(ACTION_FEATURES))
     np.testing.assert_array_equal(env.action_masks(), info["action_mask"])
 
 
@@ -157,8 +157,8 @@ def test_wrapper_and_encoder_refuse_what_they_cannot_read() -> None:
         ActionFeatures(SpiderEnv(suits=1, obs_mode="flat"))
     with pytest.raises(ValueError, match="Spider env"):
         ActionFeatures(gym.make("CartPole-v1"))
-    with pytest.raises(ValueError, match="slots"):
-        ActionFeatureEncoder("spider-1suit", slots=0)
+    with pytest.raises(ValueError, match="action_rows"):
+        ActionFeatureEncoder("spider-1suit", action_rows=0)
     enc = ActionFeatureEncoder("spider-1suit")
     obs, info = SpiderEnv(suits=1).reset(options={"deal": 1})
     with pytest.raises(ValueError, match="mask"):
@@ -170,7 +170,7 @@ def test_too_many_actions_keep_the_best_gains_and_are_counted() -> None:
     obs, info = env.reset(options={"deal": 2})
     full = ActionFeatureEncoder(env.variant).encode(obs, info["action_mask"])
     n = int((full["action_ids"] >= 0).sum())
-    small = ActionFeatureEncoder(env.variant, slots=3)
+    small = ActionFeatureEncoder(env.variant, action_rows=3)
     out = small.encode(obs, info["action_mask"])
     assert small.overflows == (1 if n > 3 else 0)
     gains = sorted(full["actions"][:n, F["gain"]], reverse=True)[:3]

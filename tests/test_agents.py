@@ -451,7 +451,7 @@ def test_sb3_models_play_legal_moves(models: Any, name: str) -> None:
 def test_sb3_samples_unless_told_or_its_sidecar_says_most_likely(
     models: Any, tmp_path: Any
 ) -> None:
-    from spider_env.agents.sb3 import ModelLoadError
+    from spider_env.agents.model import ModelLoadError
 
     path = str(tmp_path / "m.zip")
     shutil.copy(models / "ppo.zip", path)  # no sidecar
@@ -483,7 +483,7 @@ def test_sb3_samples_unless_told_or_its_sidecar_says_most_likely(
 
 
 def test_sb3_model_errors(models: Any, tmp_path: Any) -> None:
-    from spider_env.agents.sb3 import ModelLoadError
+    from spider_env.agents.model import ModelLoadError
 
     bad = tmp_path / "bad.zip"
     bad.write_text("not a zip")

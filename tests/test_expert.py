@@ -19,7 +19,7 @@ from spider_env.agents import ExpertAgent, make_agent
 
 from spider_env.apps.evaluation import evaluate
 from spider_env.env import SpiderEnv
-from spider_env.fast.solver import MAX_NODES
+from spider_env.search.solver import MAX_NODES
 
 SMALL = "expert:samples=2,nodes=3000"
 

@@ -48,8 +48,7 @@ from spider_env.core.deals import deck, generate_deal
 from spider_env.core.rules import IllegalMoveError
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant, get_variant
-from spider_env.fast import FastGame, available
-from spider_env.fast import kernel as K
+from spider_env.fast import FastGame, available, layout, load_kernel
 from spider_env.fast.layout import (
     CompiledCoreRefused,
     from_array,
@@ -59,6 +58,8 @@ from spider_env.fast.layout import (
 )
 from spider_env.observation import FeatureEncoder, TableEncoder, flat_width
 from spider_env.rewards import RunsReward, ScoreReward, ShapedReward, WinReward
+
+K = load_kernel()
 
 NAMES = sorted(VARIANTS)
 
@@ -91,9 +92,12 @@ def reward_cases() -> list[RewardCase]:
         ShapedReward(run=0.3, reveal=1 / 3, win=123.456, step_cost=-0.07),
         ShapedReward(run=-1e-3, reveal=0.7, win=0.1, step_cost=0.2),
     ]
-    cases: list[RewardCase] = [(ScoreReward(), K.R_SCORE, _w()), (WinReward(), K.R_WIN, _w())]
-    cases += [(f, K.R_RUNS, _w(f.win_bonus)) for f in runs]
-    cases += [(f, K.R_SHAPED, _w(f.run, f.reveal, f.win, f.step_cost)) for f in shaped]
+    cases: list[RewardCase] = [
+        (ScoreReward(), layout.R_SCORE, _w()),
+        (WinReward(), layout.R_WIN, _w()),
+    ]
+    cases += [(f, layout.R_RUNS, _w(f.win_bonus)) for f in runs]
+    cases += [(f, layout.R_SHAPED, _w(f.run, f.reveal, f.win, f.step_cost)) for f in shaped]
     return cases
 
 
@@ -205,7 +209,7 @@ class Mirror:
         s = rules.apply_legal(s0, a)
         score0 = int(K.score(pr, self.st))
         runs0 = int(K.completed_runs(self.st))
-        reveals0 = int(self.st[K.H_REVEALS])
+        reveals0 = int(self.st[layout.H_REVEALS])
         dirty = int(K.apply_action(pr, self.st, a))
         self.s = s
         changed = {
@@ -287,7 +291,7 @@ DEAL_NUMBERS += [_r.getrandbits(64) for _ in range(8)] + [_r.randrange(10**6) fo
 def test_reset_deal_lays_out_the_pure_deal(name: str) -> None:
     v = PLAYABLE[name]
     pr = params(v)
-    st = np.full(int(pr[K.P_SIZE]), 77, dtype=np.int32)
+    st = np.full(int(pr[layout.P_SIZE]), 77, dtype=np.int32)
     g = FastGame(v)
     for n in DEAL_NUMBERS:
         K.reset_deal(pr, st, np.uint64(n))

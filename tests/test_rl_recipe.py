@@ -19,8 +19,7 @@ pytest.importorskip("sb3_contrib", reason="the RL recipe needs the 'train' extra
 
 import torch
 from spider_env.agents import make_agent
-from spider_env.agents.action_features import ActionFeatureEncoder
-from spider_env.agents.imitation import (
+from spider_env.agents.rl.imitation import (
     Demonstration,
     build_bc_dataset,
     load_demonstrations,
@@ -28,10 +27,11 @@ from spider_env.agents.imitation import (
     replay,
     save_demonstrations,
 )
-from spider_env.agents.rl_policy import NO_ROW_LOGIT, bc_accuracy, behaviour_clone
-from spider_env.agents.rl_recipe import new_model
+from spider_env.agents.rl.policy import NO_ROW_LOGIT, bc_accuracy, behaviour_clone
+from spider_env.agents.rl.recipe import new_model
 
 from spider_env.env import SpiderEnv
+from spider_env.observation.actions import ActionFeatureEncoder
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -23,8 +23,8 @@ from spider_env.core.cards import parse_card
 from spider_env.core.deals import Deal, deal_to_text, deck, generate_deal
 from spider_env.core.state import State
 from spider_env.core.variants import get_variant
-from spider_env.fast import solver
-from spider_env.fast.solver import MAX_NODES, SolveResult
+from spider_env.search import solver
+from spider_env.search.solver import MAX_NODES, SolveResult
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -1,4 +1,4 @@
-"""The perfect-information solver (:mod:`spider_env.fast.solver`): won lines win under the pure
+"""The perfect-information solver (:mod:`spider_env.search.solver`): won lines win under the pure
 rules engine, hand-built wins and losses, budgets, determinism, undo variants, bad input.
 
 Every won line is replayed here through :func:`spider_env.core.rules.apply` (each action checked
@@ -22,7 +22,7 @@ from spider_env.core.actions import undo_id
 from spider_env.core.deals import generate_deal
 from spider_env.core.state import State
 from spider_env.core.variants import get_variant
-from spider_env.fast.solver import MAX_NODES, VERDICTS, Solver, SolveResult, check_budget, solve
+from spider_env.search.solver import MAX_NODES, VERDICTS, Solver, SolveResult, check_budget, solve
 
 
 def deal_state(variant: str, deal: int) -> State:

@@ -21,7 +21,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from spider_env.agents import AGENT_NAMES
 from spider_env.core.deals import DEAL_NUMBERS
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
 
 PROG = "spider-env"
 
@@ -38,6 +40,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 MAX_DELAY = 3600.0  # seconds between replayed frames
+
+
+def _agent_choices() -> str:
+    """The agents an ``--agent`` option takes, for help texts."""
+    return f"{', '.join(AGENT_NAMES)}, expert:samples=S,nodes=N or PATH.zip"
 
 
 def _int_in(low: int, high: int | None = None, what: str = "") -> Callable[[str], int]:
@@ -153,8 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--agent",
         action="append",
         metavar="AGENT",
-        help="random, greedy, lookahead, expert, expert:samples=S,nodes=N or PATH.zip (repeat "
-        "to compare; default random and greedy)",
+        help=f"{_agent_choices()} (repeat to compare; default random and greedy)",
     )
     _add_game_args(p)
     p.add_argument(
@@ -171,7 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
         "HOST:PORT or ray://HOST:PORT joins that running cluster (spider-env installed on its "
         "nodes; a cluster with token authentication also needs RAY_AUTH_MODE=token)",
     )
-    p.add_argument("--max-steps", type=_positive_int, default=1000, help="step limit per deal")
+    p.add_argument(
+        "--max-steps",
+        type=_positive_int,
+        default=DEFAULT_MAX_EPISODE_STEPS,
+        help=f"step limit per deal (default {DEFAULT_MAX_EPISODE_STEPS})",
+    )
     p.add_argument("--seed", type=_non_negative_int, default=0, help="base of the agents' seeds")
     p.add_argument(
         "--alpha", type=_probability, default=0.05, help="significance level (default 0.05)"
@@ -194,10 +205,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--agent",
         default="greedy",
-        help="random, greedy (default), lookahead, expert, expert:samples=S,nodes=N or PATH.zip",
+        help=f"{_agent_choices()} (default greedy)",
     )
     _add_game_args(p)
-    p.add_argument("--max-steps", type=_positive_int, default=1000, help="step limit")
+    p.add_argument(
+        "--max-steps",
+        type=_positive_int,
+        default=DEFAULT_MAX_EPISODE_STEPS,
+        help=f"step limit (default {DEFAULT_MAX_EPISODE_STEPS})",
+    )
     p.add_argument("--seed", type=_non_negative_int, default=0, help="the agent's seed base")
     p.add_argument("--final", action="store_true", help="print only the final position")
     p.add_argument("--save", metavar="FILE", help="record the episode (JSON lines)")
@@ -344,7 +360,7 @@ def _model_game(args: argparse.Namespace, specs: list[str]) -> Any:
 
     if args.variant is not None or args.suits is not None:
         return _variant(args)
-    from spider_env.agents.sb3 import ModelLoadError, sidecar_variant
+    from spider_env.agents.model import ModelLoadError, sidecar_variant
 
     games = {}
     for spec in specs:
@@ -538,7 +554,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     v = classic(1)
     print("spider-env demo: random and greedy on 1-suit Spider, deals 0:20, seed 0\n")
-    result = evaluate(["random", "greedy"], "0:20", variant=v, max_steps=1000, progress=True)
+    result = evaluate(["random", "greedy"], "0:20", variant=v, progress=True)
     print(result.table())
     print(f"({result.wall_seconds:.1f} s)\n")
     ep = record_episode("greedy", v, 0)

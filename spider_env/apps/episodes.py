@@ -38,7 +38,7 @@ from spider_env.apps.evaluation.players import agent_names, build_agent, check_d
 from spider_env.core.actions import describe
 from spider_env.core.deals import DEAL_NUMBERS
 from spider_env.core.variants import VARIANTS, Variant, get_variant, parse_options
-from spider_env.env import SpiderEnv
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, SpiderEnv
 
 # Cursor home + clear screen: frames are redrawn in place on a terminal.
 CLEAR_SCREEN = "\x1b[H\x1b[2J"
@@ -337,7 +337,7 @@ def record_episode(
     deal: int,
     *,
     seed: int = 0,
-    max_steps: int | None = 1000,
+    max_steps: int | None = DEFAULT_MAX_EPISODE_STEPS,
     reward_mode: str = "score",
     agent_name: str | None = None,
     deterministic: bool | None = None,

@@ -1,6 +1,6 @@
 """The ``spider-env solve`` command: solve deals with every card known, replay the lines.
 
-The search is :func:`spider_env.fast.solver.solve` (perfect information: the face-down cards
+The search is :func:`spider_env.search.solver.solve` (perfect information: the face-down cards
 and the stock are known to it). A won line is then played through the environment
 (:class:`spider_env.SpiderEnv` of the same variant, reset to the same deal): every action must
 be legal in the env's action mask and the game must be won after the last one.
@@ -73,7 +73,7 @@ class DealSolve:
 def need_solver() -> None:
     """:class:`SolveError` (one line) if the solver cannot be loaded (it is numba code)."""
     try:
-        import spider_env.fast.solver  # noqa: F401
+        import spider_env.search.solver  # noqa: F401
     except ImportError as exc:
         raise SolveError(
             f"spider-env solve needs the compiled core (numba): {exc}; `pip install numba`"
@@ -82,7 +82,7 @@ def need_solver() -> None:
 
 def check_budget_args(nodes: object, seconds: object) -> tuple[int, float | None]:
     """``(nodes, seconds)`` for the solver; :class:`SolveError` naming the option otherwise."""
-    from spider_env.fast.solver import MAX_NODES, check_budget
+    from spider_env.search.solver import MAX_NODES, check_budget
 
     try:
         check_budget(nodes, None)
@@ -170,7 +170,7 @@ def solve_one(
     """Solve deal number ``deal`` (or the deal text ``deal_text``) and replay a won line."""
     from spider_env.core.deals import deal_from_text, generate_deal
     from spider_env.core.state import State
-    from spider_env.fast.solver import solve
+    from spider_env.search.solver import solve
 
     if deal_text is not None:
         d = deal_from_text(deal_text, variant)

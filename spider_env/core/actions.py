@@ -29,17 +29,28 @@ class Action(NamedTuple):
     pile: int = -1
 
 
+def move_index(n_columns: int, max_run: int, src: int, cards: int, dst: int) -> int:
+    """The move-id arithmetic on plain ints: ``(src * max_run + cards - 1) * n_columns + dst``.
+
+    The one home of the formula: :func:`move_id` calls it, and the compiled core compiles this
+    same function (``spider_env.fast.rules``). The ids of one source and group size are
+    consecutive in ``dst``.
+    """
+    return (src * max_run + cards - 1) * n_columns + dst
+
+
 def move_id(variant: Variant, src: int, cards: int, dst: int) -> int:
     """The id of moving the ``cards`` exposed cards of column ``src`` onto column ``dst``.
 
     Unchecked (for hot paths): the caller keeps ``0 <= src, dst < n_columns`` and
     ``1 <= cards <= max_run``; :func:`encode` is the checked form.
     """
-    return (src * variant.max_run + cards - 1) * variant.n_columns + dst
+    return move_index(variant.n_columns, variant.max_run, src, cards, dst)
 
 
 def move_parts(variant: Variant, action: int) -> tuple[int, int, int]:
-    """``(src, cards, dst)`` of a move id; unchecked: ``action < variant.n_move_actions``."""
+    """``(src, cards, dst)`` of a move id (the inverse of :func:`move_index`); unchecked:
+    ``action < variant.n_move_actions``."""
     C = variant.n_columns
     R = variant.max_run
     t = action // C  # (// and % are faster than divmod here: this runs on every step)

@@ -16,6 +16,7 @@ RANK_WORDS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 N_SUITS = 4
 N_RANKS = 13
 N_CARD_IDS = N_SUITS * N_RANKS  # 52 distinct card ids; a deck may hold several copies of each
+KING = N_RANKS - 1  # card % N_RANKS of a King (0 is an Ace): nothing suited goes on a King's id - 1
 RED_SUITS = frozenset({1, 2})  # hearts, diamonds
 
 

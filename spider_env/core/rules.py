@@ -32,14 +32,12 @@ from spider_env.core.actions import (
     describe,
     discard_id,
     encode,
-    move_id,
+    move_index,
     move_parts,
     undo_id,
 )
-from spider_env.core.cards import N_RANKS, card_str
+from spider_env.core.cards import KING, N_RANKS, card_str
 from spider_env.core.state import State, run_length
-
-_K = N_RANKS - 1  # card % 13 of a King
 
 
 class IllegalMoveError(ValueError):
@@ -73,6 +71,7 @@ def _compute_legal(s: State) -> list[int]:
     if sum(s.completed) >= v.runs_to_win:
         return []
     C = v.n_columns
+    R = v.max_run
     cols = s.cols
     runs = s.run_lengths
     out: list[int] = []
@@ -102,19 +101,19 @@ def _compute_legal(s: State) -> list[int]:
             moved = col[-k]
             if any_suit:
                 lst = targets.get(moved % N_RANKS)
-            elif moved % N_RANKS != _K:
+            elif moved % N_RANKS != KING:
                 lst = targets.get(moved)
             else:
                 lst = None
             if lst is not None:
-                a0 = move_id(v, src, k, 0)
+                a0 = move_index(C, R, src, k, 0)
                 for d in lst:
                     # A group taken from inside a column (any-face-up moves, e.g. 5C 9D 6C)
                     # can fit its own column's exposed card: never a move.
                     if d != src:
                         out.append(a0 + d)
-            if empties and (not kings_only or moved % N_RANKS == _K):
-                a0 = move_id(v, src, k, 0)
+            if empties and (not kings_only or moved % N_RANKS == KING):
+                a0 = move_index(C, R, src, k, 0)
                 for d in empties:
                     out.append(a0 + d)
     if s.stock:
@@ -183,7 +182,7 @@ def apply_legal(s: State, a: int) -> State:
         # The suited run at the end of the moved group, joined to dst's run if it continues it.
         rs = runs[src]
         if k <= rs:
-            if dcol and dcol[-1] == moved[0] + 1 and moved[0] % N_RANKS != _K:
+            if dcol and dcol[-1] == moved[0] + 1 and moved[0] % N_RANKS != KING:
                 runs[dst] = runs[dst] + k
             else:
                 runs[dst] = k
@@ -223,7 +222,7 @@ def apply_legal(s: State, a: int) -> State:
         revealed = True
         for c, card in enumerate(pile):
             col = cols[c]
-            if col and col[-1] == card + 1 and card % N_RANKS != _K:
+            if col and col[-1] == card + 1 and card % N_RANKS != KING:
                 runs[c] += 1
             else:
                 runs[c] = 1

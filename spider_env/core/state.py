@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from spider_env.core.cards import N_RANKS, SUIT_LETTERS, card_str, parse_card, suit_of
+from spider_env.core.cards import KING, N_RANKS, SUIT_LETTERS, card_str, parse_card, suit_of
 from spider_env.core.deals import Deal
 from spider_env.core.variants import Variant, get_variant, parse_options
 
@@ -43,7 +43,7 @@ def run_length(col: tuple[int, ...], down: int) -> int:
     i -= 1
     while i >= down:
         c = col[i]
-        if c != prev + 1 or prev % N_RANKS == N_RANKS - 1:
+        if c != prev + 1 or prev % N_RANKS == KING:
             break
         prev = c
         i -= 1

@@ -5,16 +5,20 @@
 dependency of the package); without numba everything still works on the pure-Python engine, and
 the first env that would have used the compiled core says so in a one-line warning.
 
-What it offers:
+One module per concern (the compiled ones import numba, the others do not):
 
-* the env layer's fast path: ``SpiderEnv`` and ``SpiderVectorEnv`` use it when
-  :func:`available` and the variant has no undo (see :func:`refusal`);
-* :class:`FastGame`, single-state operations for search players (initial state, legal actions,
-  apply, copy, hash, conversion to and from :class:`~spider_env.core.state.State`).
+* :mod:`~spider_env.fast.layout`: the state vector and the variant's parameter vector, exact
+  conversions to and from :class:`~spider_env.core.state.State` (NumPy only);
+* :mod:`~spider_env.fast.rules`: legal ids, apply, score, the position hash (compiled);
+* :mod:`~spider_env.fast.deals`: the deal generator (compiled);
+* :mod:`~spider_env.fast.observe`: the table and feature observations (compiled);
+* :mod:`~spider_env.fast.rewards`: the built-in rewards (compiled);
+* :mod:`~spider_env.fast.step`: whole transitions of one game or of ``N`` (compiled);
+* :mod:`~spider_env.fast.game`: the one interface for search code (:class:`FastGame` from
+  Python, the functions numba code of a search calls).
 
-The kernel functions (:mod:`spider_env.fast.kernel`) are plain ``njit`` functions, so numba
-code of a search player can call them directly, without the Python call overhead of
-:class:`FastGame`.
+:func:`load_kernel` loads the compiled modules (or raises ``ImportError``) and returns their
+functions as one namespace.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import importlib.util
 import operator
 import warnings
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -54,18 +59,28 @@ class SlowPathWarning(UserWarning):
 
 
 def load_kernel() -> Any:
-    """The compiled kernel module (compiles or loads it from numba's cache on first use);
-    ``ImportError`` if numba is unavailable."""
+    """The compiled functions of :mod:`~spider_env.fast.rules`, :mod:`~spider_env.fast.deals`,
+    :mod:`~spider_env.fast.observe`, :mod:`~spider_env.fast.rewards` and
+    :mod:`~spider_env.fast.step` as one namespace (``k.legal_ids``, ``k.step_batch``...);
+    numba compiles them, or loads them from its cache, on first use. ``ImportError`` if numba
+    is unavailable."""
     global _kernel, _import_error
     if _kernel is None:
         if _import_error is not None:
             raise ImportError(_import_error)
         try:
-            from spider_env.fast import kernel as k
+            from spider_env.fast import deals, observe, rewards, rules, step
         except Exception as exc:  # numba missing, or an llvmlite/numba install that fails
             _import_error = f"the compiled core needs numba ({type(exc).__name__}: {exc})"
             raise ImportError(_import_error) from None
-        _kernel = k
+        functions: dict[str, Any] = {}
+        for module in (rules, deals, observe, rewards, step):
+            functions.update(
+                (name, obj)
+                for name, obj in vars(module).items()
+                if not name.startswith("_") and getattr(obj, "py_func", None) is not None
+            )
+        _kernel = SimpleNamespace(**functions)
     return _kernel
 
 
@@ -185,7 +200,7 @@ class FastGame:
     def hash(self, st: np.ndarray) -> int:
         """A 64-bit hash of the position (cards only, no counters): equal positions, equal
         hashes."""
-        return int(self._k.state_hash(self.params, st))
+        return int(self._k.position_hash(self.params, st))
 
     @staticmethod
     def key(st: np.ndarray) -> bytes:

@@ -1,8 +1,8 @@
 """The array form of a position: one ``int32`` vector per game, and the variant as one ``int64``
 parameter vector. Pure NumPy (no numba): the conversions both ways are exact.
 
-State vector ``st`` (length :func:`state_size`), with ``C`` columns, ``L`` the column capacity
-(the deck size: any valid position fits; the observation's bound is ``max_column_length``),
+State vector ``st`` (length ``params(variant)[P_SIZE]``), with ``C`` columns, ``L`` the column
+capacity (the deck size: any valid position fits; the observation's bound is ``max_column_length``),
 ``P`` stock piles of at most ``PS`` cards:
 
 =================  ===========================================================================
@@ -32,7 +32,7 @@ from functools import cache
 
 import numpy as np
 
-from spider_env.core.cards import N_RANKS
+from spider_env.core.actions import move_parts
 from spider_env.core.deals import deck
 from spider_env.core.state import State
 from spider_env.core.variants import Variant
@@ -195,17 +195,11 @@ def params(variant: Variant) -> np.ndarray:
     for j, k in enumerate(v.stock):
         slots.extend(o_stock + j * PS + i for i in range(k))
     pr[at_slots : at_slots + n] = slots
-    R = v.max_run
-    for a in range(v.n_move_actions):  # the arithmetic of core.actions.move_parts
-        src, cards, dst = a // C // R, a // C % R + 1, a % C
+    for a in range(v.n_move_actions):
+        src, cards, dst = move_parts(v, a)
         pr[at_decode + a] = src | cards << 8 | dst << 16
     pr.setflags(write=False)
     return pr
-
-
-def state_size(variant: Variant) -> int:
-    """Length of the state vector of ``variant``."""
-    return int(params(variant)[P_SIZE])
 
 
 def to_array(state: State, out: np.ndarray | None = None) -> np.ndarray:
@@ -269,6 +263,3 @@ def state_key(st: np.ndarray) -> bytes:
     """The position of a state vector as bytes (cards only, like ``State.key()``: counters are
     left out), hashable: equal keys mean the same table."""
     return st[H_COMP:].tobytes()
-
-
-assert N_RANKS == 13

@@ -9,15 +9,14 @@ By default the choice is the sidecar's ``deterministic`` and, without one, sampl
 likely action tends to shuttle cards back and forth. The agent's ``name`` says which it uses
 (``"model.zip (sampled)"``, ``"model.zip (most likely)"``).
 
-The observation the model was trained on is rebuilt from what the agent is given (the env's
-``dict`` observation, parsed once per step by :class:`agents.view.TableView`; nothing hidden is
-used): ``obs_mode`` ``"dict"``, ``"features"``, ``"flat"`` or ``"actions"`` (the per-action
-features of :mod:`agents.action_features`, with the episode's memory of visited positions,
-cleared by ``reset``) and ``feature_slots`` come from the
-JSON sidecar the training examples write next to the model (``model.json`` beside
-``model.zip``, ``env_kwargs``), else they are inferred from the model's observation space with
-the layout sizes of :mod:`spider_env.observation`. torch and stable-baselines3 are optional
-(the ``train`` extra) and imported only here.
+The observation the model was trained on is rebuilt from what the agent is given (the env's ``dict``
+observation, parsed once per step by :class:`~spider_env.observation.view.TableView`; nothing hidden
+is used): ``obs_mode`` ``"dict"``, ``"features"``, ``"flat"`` or ``"actions"`` (the per-action
+features of :mod:`spider_env.observation.actions`, with the episode's memory of visited positions,
+cleared by ``reset``) and ``feature_slots`` come from the JSON sidecar the training examples write
+next to the model (``model.json`` beside ``model.zip``, ``env_kwargs``), else they are inferred from
+the model's observation space with the layout sizes of :mod:`spider_env.observation`. torch and
+stable-baselines3 are optional (the ``train`` extra) and imported only here.
 """
 
 from __future__ import annotations
@@ -39,12 +38,16 @@ from spider_env.observation import (
     slots_for_feature_width,
     slots_for_flat_width,
 )
+from spider_env.observation.actions import (
+    DEFAULT_ACTION_ROWS,
+    ActionFeatureEncoder,
+    action_feature_space,
+)
+from spider_env.observation.view import TableView
 
-from .action_features import DEFAULT_SLOTS, ActionFeatureEncoder, action_feature_space
 from .base import BaseAgent
-from .view import TableView
 
-ACTIONS_MODE = "actions"  # the per-action features of agents.action_features (the RL recipe)
+ACTIONS_MODE = "actions"  # spider_env.observation.actions (the RL recipe)
 
 INSTALL_HINT = (
     "loading a trained model needs the optional 'train' dependencies "
@@ -283,6 +286,17 @@ def _infer_obs_mode(space: Any, variant: Variant) -> tuple[str, int]:
         raise ModelLoadError(f"the model's observations do not fit {variant.name}: {exc}") from None
 
 
+def _custom_objects(meta: dict[str, Any]) -> dict[str, Any]:
+    """The policy class of an action-set model, given by its sidecar (models saved before the
+    class moved name it by its old module path, which no longer imports)."""
+    policy = meta.get("policy")
+    if isinstance(policy, str) and policy.endswith(".ActionSetPolicy"):
+        from spider_env.agents.rl.policy import ActionSetPolicy
+
+        return {"policy_class": ActionSetPolicy}
+    return {}
+
+
 def _single_thread() -> None:
     """One torch thread: batch-1 inference of small policies is several times faster than
     with torch's default thread pool on a shared CPU (and ``--jobs`` gives the parallelism)."""
@@ -349,7 +363,7 @@ def load_sb3_agent(
     for name in names:
         cls = _algo_class(name)
         try:
-            model = cls.load(path, device="cpu")
+            model = cls.load(path, device="cpu", custom_objects=_custom_objects(meta))
             break
         except Exception as exc:  # SB3 raises many kinds of errors for a foreign file
             errors.append(f"{name}: {type(exc).__name__}: {exc}")
@@ -357,7 +371,7 @@ def load_sb3_agent(
         raise ModelLoadError(f"cannot load {path} as {' or '.join(names)}: {'; '.join(errors)}")
     if "obs_mode" in env_kwargs:
         obs_mode = str(env_kwargs["obs_mode"])
-        default = DEFAULT_SLOTS if obs_mode == ACTIONS_MODE else DEFAULT_FEATURE_SLOTS
+        default = DEFAULT_ACTION_ROWS if obs_mode == ACTIONS_MODE else DEFAULT_FEATURE_SLOTS
         slots = env_kwargs.get("feature_slots", default)
         if isinstance(slots, bool) or not isinstance(slots, int) or slots < 0:
             raise ModelLoadError(

@@ -1,7 +1,7 @@
 """The RL recipe's policy: one shared network scores every legal action's features.
 
 :class:`ActionSetPolicy` is a ``MaskableActorCriticPolicy`` for sb3-contrib's ``MaskablePPO``
-over the ``obs_mode="actions"`` observation (:mod:`agents.action_features`):
+over the ``obs_mode="actions"`` observation (:mod:`spider_env.observation.actions`):
 
 * **actor**: the same MLP embeds each action's row (its features and the position's globals)
   and a linear head scores it; the scores go to the actions' ids, so the logits over all of
@@ -157,7 +157,8 @@ class ActionSetPolicy(MaskableActorCriticPolicy):
 
 
 def _batch(data: Any, index: Any, slots: int) -> tuple[dict[str, th.Tensor], th.Tensor, th.Tensor]:
-    """A training batch of a :class:`agents.imitation.BCDataset`, rows padded to ``slots``."""
+    """A training batch of a :class:`~spider_env.agents.rl.imitation.BCDataset`, rows padded
+    to ``slots``."""
     k = data.actions.shape[1]
     feats = th.zeros((len(index), slots, data.actions.shape[2]))
     feats[:, :k] = th.from_numpy(data.actions[index].astype("float32"))

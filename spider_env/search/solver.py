@@ -40,7 +40,8 @@ from numba import njit
 from spider_env.core import rules
 from spider_env.core.state import State
 from spider_env.core.variants import Variant
-from spider_env.fast import kernel as K
+from spider_env.fast import rules as K
+from spider_env.fast.jit import refresh_cache
 from spider_env.fast.layout import (
     H_COMP,
     H_DEALS,
@@ -160,37 +161,6 @@ def _copy(pr: np.ndarray, src: np.ndarray, dst: np.ndarray) -> None:
         base = o_stock + j * PS
         for i in range(base, base + src[o_pile + j]):
             dst[i] = src[i]
-
-
-@_jit
-def position_hash(pr: np.ndarray, st: np.ndarray) -> np.uint64:
-    """64-bit hash of the position (completed runs, each column's face-down count and cards,
-    the piles; no counters): equal positions hash equal."""
-    h = np.uint64(0xCBF29CE484222325)
-    prime = np.uint64(0x100000001B3)
-    for i in range(H_COMP, H_COMP + 4):
-        h = (h ^ np.uint64(st[i])) * prime
-    C = pr[P_C]
-    L = pr[P_L]
-    o_len = pr[P_OLEN]
-    o_down = pr[P_ODOWN]
-    o_cols = pr[P_OCOLS]
-    for c in range(C):
-        n = st[o_len + c]
-        h = (h ^ np.uint64(200 + n)) * prime
-        h = (h ^ np.uint64(400 + st[o_down + c])) * prime
-        base = o_cols + c * L
-        for i in range(n):
-            h = (h ^ np.uint64(st[base + i])) * prime
-    o_pile = pr[P_OPILE]
-    o_stock = pr[P_OSTOCK]
-    PS = pr[P_PS]
-    for j in range(pr[P_NP]):
-        n = st[o_pile + j]
-        h = (h ^ np.uint64(600 + n)) * prime
-        for i in range(n):
-            h = (h ^ np.uint64(st[o_stock + j * PS + i])) * prime
-    return h
 
 
 @_jit
@@ -331,7 +301,7 @@ def _start(
     parent[0] = -1
     action[0] = -1
     prio[0] = evaluate(pr, root, w)
-    _insert(table, position_hash(pr, root))
+    _insert(table, K.position_hash(pr, root))
     _push(heap, prio, 0, 0)
 
 
@@ -412,7 +382,7 @@ def _stage(
                 continue
             _copy(pr, st, child)
             K.apply_action(pr, child, a)
-            fresh = _insert(table, position_hash(pr, child))
+            fresh = _insert(table, K.position_hash(pr, child))
             if fresh == 0:
                 continue
             if fresh < 0 or nodes >= cap:
@@ -705,3 +675,6 @@ __all__ = [
     "solve",
     "without_undo",
 ]
+
+
+refresh_cache(globals())

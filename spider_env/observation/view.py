@@ -1,11 +1,11 @@
 """What a player sees, parsed from the env's observation: the only input agents have.
 
 :class:`TableView` reads the ``dict`` observation (``tableau``, ``deals_left``, ``completed`` and,
-where the variant shows them, ``pile_tops``) into columns of face-up card ids and face-down
-counts, decoding the tableau codes of :mod:`spider_env.observation`. It never sees a face-down
-card or the order of the stock. An agent parses each observation once; what the env produced is
-taken as it is (only the form is checked: a dict with a tableau of the variant's shape), and
-legality always comes from the env's mask.
+where the variant shows them, ``pile_tops``) into columns of face-up card ids and face-down counts,
+decoding the tableau codes of :mod:`spider_env.observation.spaces`. It never sees a face-down card
+or the order of the stock. An agent parses each observation once; what the env produced is taken as
+it is (only the form is checked: a dict with a tableau of the variant's shape), and legality always
+comes from the env's mask.
 
 For look-ahead an agent needs a :class:`~spider_env.core.state.State` to run the one rules engine
 (:mod:`spider_env.core.rules`) on. :meth:`TableView.to_state` builds one by *filling* every unseen
@@ -25,7 +25,7 @@ import numpy as np
 from spider_env.core.cards import N_CARD_IDS, N_RANKS
 from spider_env.core.state import State
 from spider_env.core.variants import Variant, get_variant
-from spider_env.observation import CARD_OFFSET, FACE_DOWN, NO_CARD
+from spider_env.observation.spaces import CARD_OFFSET, FACE_DOWN, NO_CARD
 
 # bytes.translate table: tableau code -> card id (face-up codes are CARD_OFFSET + card id)
 _CODE_TO_CARD = bytes((i - CARD_OFFSET) & 0xFF for i in range(256))

@@ -25,7 +25,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the trai
         f"(or stable-baselines3) ({exc})"
     ) from None
 
-from spider_env.env import INFO_KEYS
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, INFO_KEYS
 from spider_env.vector import SpiderVectorEnv
 
 
@@ -33,8 +33,8 @@ class SpiderSB3VecEnv(VecEnv):
     """SB3's ``VecEnv`` API over a same-step-autoreset :class:`SpiderVectorEnv`.
 
     Build it from ``SpiderVectorEnv`` arguments (``SpiderSB3VecEnv(num_envs=8, suits=1,
-    obs_mode="flat", max_episode_steps=1000)``; ``max_episode_steps`` defaults to 1000 here, the
-    registered ids' limit) or wrap an existing ``SpiderVectorEnv`` made with
+    obs_mode="flat")``; ``max_episode_steps`` defaults to the registered ids' limit,
+    ``DEFAULT_MAX_EPISODE_STEPS``) or wrap an existing ``SpiderVectorEnv`` made with
     ``autoreset_mode=AutoresetMode.SAME_STEP`` (``SpiderSB3VecEnv(venv=envs)``).
 
     - ``reset()`` uses the seeds of ``seed(s)`` (game ``i`` gets ``s + i``) and the options of
@@ -53,7 +53,7 @@ class SpiderSB3VecEnv(VecEnv):
         num_envs: int = 1,
         *,
         venv: SpiderVectorEnv | None = None,
-        max_episode_steps: int | None = 1000,
+        max_episode_steps: int | None = DEFAULT_MAX_EPISODE_STEPS,
         **kwargs: Any,
     ) -> None:
         if venv is None:

@@ -36,7 +36,7 @@ class Demonstration:
 
 
 def _play(args: tuple[str, str, int, int, int]) -> Demonstration:
-    from . import make_agent
+    from spider_env.agents import make_agent
 
     spec, variant_name, deal, max_steps, seed = args
     env = SpiderEnv(variant=variant_name)
@@ -197,7 +197,7 @@ def build_bc_dataset(
     (a lost game ends in moves back and forth until the step limit), for the value only unless
     ``imitate_lost`` (for games where the teacher rarely wins, such as 2-suit Spider).
     """
-    from .action_features import N_ACTION_FEATURES, ActionFeatureEncoder
+    from spider_env.observation.actions import N_ACTION_FEATURES, ActionFeatureEncoder
 
     v = get_variant(variant)
     enc = ActionFeatureEncoder(v, slots)

@@ -1,19 +1,20 @@
-"""Per-action features: the observation of the RL recipe (``obs_mode`` ``"actions"``).
+"""Per-action features: the observation of the RL recipe (``"actions"``; as an env wrapper:
+:class:`spider_env.wrappers.ActionFeatures`).
 
-A flat policy over Spider's action ids has to learn separately that "3 cards from column 2 to
-column 7" and "from column 4 to column 1" are the same kind of move. Here every *legal* action
-is described by what it does, in the same terms for every column, and one shared network scores
-each description (:mod:`agents.rl_policy`). The features are computed from what a player sees
-only: the env's ``dict`` observation (parsed by :class:`agents.view.TableView`), its action mask,
-and the encoder's memory of the visible positions already met in this episode (a policy without
-memory shuttles cards back and forth; the baseline agents avoid that the same way).
+A flat policy over Spider's action ids has to learn separately that "3 cards from column 2 to column
+7" and "from column 4 to column 1" are the same kind of move. Here every *legal* action is described
+by what it does, in the same terms for every column, and one shared network scores each description
+(:mod:`spider_env.agents.rl.policy`). The features are computed from what a player sees only: the
+env's ``dict`` observation (parsed by :class:`~spider_env.observation.view.TableView`), its action
+mask, and the encoder's memory of the visible positions already met in this episode (a policy
+without memory shuttles cards back and forth; the baseline agents avoid that the same way).
 
 Per legal action (one row of ``actions``, its id in ``action_ids``), :data:`ACTION_FEATURES`:
 the kind of action; for a move, the cards it moves, whether it turns up a face-down card,
 empties its column, goes into an empty column, joins its suit or only the rank, breaks a suited
 or an off-suit link at its source, the suited run it makes at the target, whether it completes
 a run, the face-down cards under source and target, the greedy heuristic's one-step gain
-(:class:`agents.greedy.PositionScorer`: a card turned up counts as unknown, never by value),
+(:class:`spider_env.heuristics.PositionScorer`: a card turned up counts as unknown, never by value),
 whether that gain is the best of all moves, how often the position it leads to was already
 seen, whether it moves a whole column into an empty one (a pointless move), the rank it moves,
 whether it fills an empty column without emptying another, and three signs of what it
@@ -32,7 +33,7 @@ face down, empty columns, actions with a row, the best move's gain and the numbe
 moves, decisions since the last progress (a card turned up, a run, a deal), visits of this
 position, whether a deal is legal, and decisions made so far.
 
-If more actions need a row than there are ``slots`` (96 by default; in 1-suit games of the
+If more actions need a row than there are ``action_rows`` (96 by default; in 1-suit games of the
 lookahead player at most 51 did), the rows go to the actions with the highest one-step gain
 and the rest get none (the policy gives them probability zero;
 :attr:`ActionFeatureEncoder.overflows` counts such decisions).
@@ -43,18 +44,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from spider_env.core.actions import move_parts
-from spider_env.core.cards import N_RANKS
+from spider_env.core.cards import KING, N_RANKS
 from spider_env.core.rules import apply_legal, legal_actions
 from spider_env.core.state import State
 from spider_env.core.variants import Variant, get_variant
-
-from .greedy import PositionScorer, pointless
-from .view import TableView
+from spider_env.heuristics import PositionScorer, pointless
+from spider_env.observation.view import TableView
 
 ACTION_FEATURES = (
     "is_move",
@@ -100,17 +99,18 @@ GLOBAL_FEATURES = (
 )
 N_ACTION_FEATURES = len(ACTION_FEATURES)
 N_GLOBAL_FEATURES = len(GLOBAL_FEATURES)
-DEFAULT_SLOTS = 96
-_K = N_RANKS - 1
+DEFAULT_ACTION_ROWS = 96
 
 
-def action_feature_space(variant: Variant | str, slots: int = DEFAULT_SLOTS) -> spaces.Dict:
+def action_feature_space(
+    variant: Variant | str, action_rows: int = DEFAULT_ACTION_ROWS
+) -> spaces.Dict:
     """The observation space of ``obs_mode="actions"``."""
     v = get_variant(variant)
     return spaces.Dict(
         {
-            "actions": spaces.Box(-20.0, 20.0, (slots, N_ACTION_FEATURES), np.float32),
-            "action_ids": spaces.Box(-1.0, float(v.n_actions - 1), (slots,), np.float32),
+            "actions": spaces.Box(-20.0, 20.0, (action_rows, N_ACTION_FEATURES), np.float32),
+            "action_ids": spaces.Box(-1.0, float(v.n_actions - 1), (action_rows,), np.float32),
             "globals": spaces.Box(-20.0, 20.0, (N_GLOBAL_FEATURES,), np.float32),
         }
     )
@@ -120,12 +120,12 @@ class ActionFeatureEncoder:
     """Turns ``(dict observation, mask)`` into per-action features, remembering the visible
     positions of the episode (call :meth:`reset` at the start of each)."""
 
-    def __init__(self, variant: Variant | str, slots: int = DEFAULT_SLOTS) -> None:
-        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
-            raise ValueError(f"slots must be an int >= 1, got {slots!r}")
+    def __init__(self, variant: Variant | str, action_rows: int = DEFAULT_ACTION_ROWS) -> None:
+        if isinstance(action_rows, bool) or not isinstance(action_rows, int) or action_rows < 1:
+            raise ValueError(f"action_rows must be an int >= 1, got {action_rows!r}")
         self.variant = get_variant(variant)
-        self.slots = slots
-        self.space = action_feature_space(self.variant, slots)
+        self.action_rows = action_rows
+        self.space = action_feature_space(self.variant, action_rows)
         self._scorer = PositionScorer(self.variant)
         self.overflows = 0
         self.reset()
@@ -194,12 +194,12 @@ class ActionFeatureEncoder:
                 f[7] = not tgt
                 if tgt:
                     top = tgt[-1]
-                    suited = top == head + 1 and head % N_RANKS != _K
+                    suited = top == head + 1 and head % N_RANKS != KING
                     f[8] = suited
                     f[9] = (not suited) and top % N_RANKS == head % N_RANKS + 1
                 if k < up:
                     below = col[-k - 1]
-                    if below == head + 1 and head % N_RANKS != _K:
+                    if below == head + 1 and head % N_RANKS != KING:
                         f[10] = 1.0
                     elif below % N_RANKS == head % N_RANKS + 1:
                         f[11] = 1.0
@@ -233,11 +233,11 @@ class ActionFeatureEncoder:
             rows.append((gain, a, f))
         move_gains = [g for g, a, _ in rows if a < n_move or deal_end <= a < discard_end]
         best = max(move_gains) if move_gains else 0.0
-        if len(rows) > self.slots:
+        if len(rows) > self.action_rows:
             self.overflows += 1
-            rows = sorted(rows, key=lambda r: -r[0])[: self.slots]
-        feats = np.zeros((self.slots, N_ACTION_FEATURES), np.float32)
-        ids = np.full(self.slots, -1.0, np.float32)
+            rows = sorted(rows, key=lambda r: -r[0])[: self.action_rows]
+        feats = np.zeros((self.action_rows, N_ACTION_FEATURES), np.float32)
+        ids = np.full(self.action_rows, -1.0, np.float32)
         row_of: dict[int, int] = {}
         for i, (g, a, f) in enumerate(rows):
             if (a < n_move or deal_end <= a < discard_end) and g >= best - 1e-9:
@@ -282,50 +282,10 @@ def _takes_run(nxt: State, later: list[tuple[int, int, int]], col: int, skip: in
     )
 
 
-class ActionFeatures(
-    gym.Wrapper[dict[str, np.ndarray], Any, Any, Any], gym.utils.RecordConstructorArgs
-):
-    """``obs_mode="actions"`` as a wrapper: the env's ``dict`` observation and mask become the
-    per-action features of :class:`ActionFeatureEncoder`. ``action_masks()`` is the env's mask
-    (for sb3-contrib's ``MaskablePPO``); rewards, ``info`` and episode ends are unchanged."""
-
-    def __init__(self, env: gym.Env[Any, Any], slots: int = DEFAULT_SLOTS) -> None:
-        gym.utils.RecordConstructorArgs.__init__(self, slots=slots)
-        gym.Wrapper.__init__(self, env)
-        variant = getattr(env.unwrapped, "variant", None)
-        if variant is None:
-            raise ValueError(
-                f"ActionFeatures wraps a Spider env, not {type(env.unwrapped).__name__}"
-            )
-        if getattr(env.unwrapped, "obs_mode", "dict") != "dict":
-            raise ValueError("ActionFeatures needs the env's dict observation (obs_mode='dict')")
-        self.encoder = ActionFeatureEncoder(variant, slots)
-        self.observation_space = self.encoder.space  # type: ignore[assignment]
-        self._mask = np.zeros(self.encoder.variant.n_actions, dtype=bool)
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        obs, info = self.env.reset(seed=seed, options=options)
-        self.encoder.reset()
-        self._mask = np.asarray(info["action_mask"], dtype=bool)
-        return self.encoder.encode(obs, self._mask), info
-
-    def step(self, action: Any) -> tuple[dict[str, np.ndarray], Any, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        self._mask = np.asarray(info["action_mask"], dtype=bool)
-        return self.encoder.encode(obs, self._mask), reward, terminated, truncated, info
-
-    def action_masks(self) -> np.ndarray:
-        """The legal actions of the current position (the env's mask)."""
-        return self._mask.copy()
-
-
 __all__ = [
     "ACTION_FEATURES",
-    "DEFAULT_SLOTS",
+    "DEFAULT_ACTION_ROWS",
     "GLOBAL_FEATURES",
     "ActionFeatureEncoder",
-    "ActionFeatures",
     "action_feature_space",
 ]

@@ -17,9 +17,10 @@ from typing import Any
 import gymnasium as gym
 
 from spider_env.core.variants import Variant, get_variant
+from spider_env.observation.actions import DEFAULT_ACTION_ROWS
+from spider_env.wrappers import ActionFeatures
 
-from .action_features import DEFAULT_SLOTS, ActionFeatures
-from .rl_policy import ActionSetPolicy
+from .policy import ActionSetPolicy
 
 SIDECAR_FORMAT = "spider-env-sb3-model 1"
 TEST_DEALS = range(0, 1000)
@@ -33,7 +34,7 @@ def make_env(
     deals: Sequence[int] | range = TRAIN_DEALS,
     *,
     order: str = "random",
-    slots: int = DEFAULT_SLOTS,
+    slots: int = DEFAULT_ACTION_ROWS,
     max_episode_steps: int = 1000,
     reward_mode: str = REWARD_MODE,
 ) -> gym.Env[Any, Any]:
@@ -55,7 +56,7 @@ def make_env(
 
 
 def env_factories(
-    variant: Variant | str, n_envs: int, slots: int = DEFAULT_SLOTS, seed: int = 0
+    variant: Variant | str, n_envs: int, slots: int = DEFAULT_ACTION_ROWS, seed: int = 0
 ) -> list[Callable[[], gym.Env[Any, Any]]]:
     """``n_envs`` factories of training envs (each seeded ``seed + i`` at its first reset)."""
     v = get_variant(variant).name
@@ -75,7 +76,7 @@ def new_model(
     variant: Variant | str,
     *,
     n_envs: int = 8,
-    slots: int = DEFAULT_SLOTS,
+    slots: int = DEFAULT_ACTION_ROWS,
     hidden: int = 128,
     seed: int = 0,
     **ppo_kwargs: Any,
@@ -126,7 +127,7 @@ def save_model(
     variant: Variant | str,
     *,
     deterministic: bool,
-    slots: int = DEFAULT_SLOTS,
+    slots: int = DEFAULT_ACTION_ROWS,
     extra: dict[str, Any] | None = None,
 ) -> Path:
     """Save ``model`` (without the optimizer's running averages) and its JSON sidecar, which
@@ -137,7 +138,7 @@ def save_model(
     meta = {
         "format": SIDECAR_FORMAT,
         "algo": "MaskablePPO",
-        "policy": "spider_env.agents.rl_policy.ActionSetPolicy",
+        "policy": "spider_env.agents.rl.policy.ActionSetPolicy",
         "use_masking": True,
         "deterministic": bool(deterministic),
         "env_id": "Spider-v0",
@@ -156,7 +157,7 @@ def save_model(
 
 def model_agent(model: Any, variant: Variant | str, deterministic: bool, seed: int = 0) -> Any:
     """``model`` as an agent of the evaluation protocol (what ``--agent PATH`` plays)."""
-    from .sb3 import ACTIONS_MODE, SB3Agent
+    from spider_env.agents.model import ACTIONS_MODE, SB3Agent
 
     slots = int(model.observation_space["action_ids"].shape[0])
     return SB3Agent(model, variant, ACTIONS_MODE, slots, deterministic, seed, name="model")

@@ -1,0 +1,147 @@
+"""The observations of :mod:`spider_env.observation`, compiled: :func:`write_table` (the
+``dict`` observation of ``TableEncoder``) and :func:`write_features` (the learning encoding of
+``FeatureEncoder``), both rewriting only the columns a step changed. The pure encoders are the
+specification; ``tests/test_fast_differential.py`` compares the buffers with them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spider_env.core.cards import N_RANKS
+from spider_env.fast.jit import jit, jit_inline, refresh_cache
+from spider_env.fast.layout import (
+    H_COMP,
+    P_C,
+    P_COPIES,
+    P_DOWNNORM,
+    P_L,
+    P_LOBS,
+    P_NP,
+    P_OCOLS,
+    P_ODOWN,
+    P_OLEN,
+    P_OPILE,
+    P_ORUN,
+    P_OSTOCK,
+    P_PS,
+    P_SUITS,
+    P_TOPVIS,
+    P_TOWIN,
+)
+from spider_env.fast.rules import completed_runs, deals_left
+
+
+@jit_inline
+def write_table(
+    pr: np.ndarray,
+    st: np.ndarray,
+    dirty: int,
+    full: bool,
+    tab: np.ndarray,
+    comp: np.ndarray,
+    tops: np.ndarray,
+) -> int:
+    """The ``dict`` observation (``observation.TableEncoder``) of the columns in bit mask
+    ``dirty``: ``tab`` is the ``"tableau"`` as one flat ``int8`` row (``C * L``, column ``c`` at
+    ``c * L``, ``L = max_column_length``), then ``comp`` (4) and ``tops`` (P, filled only where
+    pile tops are visible). Returns deals left, or -1 when a column holds more than ``L`` cards
+    (only positions given as a ``State`` get there): the caller raises, as ``TableEncoder``
+    does. ``tab`` must hold the previous observation (or zeros): past a column's cards only its
+    nonzero tail is cleared, and with ``full=False`` (a step, not a reset) the face-down
+    prefix, which a step never changes, is not rewritten."""
+    C = pr[P_C]
+    L = pr[P_L]
+    Lo = pr[P_LOBS]
+    o_cols = pr[P_OCOLS]
+    o_len = pr[P_OLEN]
+    o_down = pr[P_ODOWN]
+    for c in range(C):
+        if dirty & (1 << c):
+            ln = st[o_len + c]
+            if ln > Lo:
+                return -1
+            d = st[o_down + c]
+            base = o_cols + c * L
+            row = c * Lo
+            if full:
+                for i in range(d):
+                    tab[row + i] = 1
+            for i in range(d, ln):
+                tab[row + i] = st[base + i] + 2
+            i = ln  # past the column: zeros, up to where the last write ended
+            while i < Lo and tab[row + i] != 0:
+                tab[row + i] = 0
+                i += 1
+    for s in range(4):
+        comp[s] = st[H_COMP + s]
+    if pr[P_TOPVIS] != 0:
+        o_pile = pr[P_OPILE]
+        o_stock = pr[P_OSTOCK]
+        for j in range(pr[P_NP]):
+            if st[o_pile + j] > 0:
+                tops[j] = st[o_stock + j * pr[P_PS]] + 2
+            else:
+                tops[j] = 0
+    return deals_left(pr, st)
+
+
+@jit
+def _card_slot(row: np.ndarray, off: int, card: int, has_suit: bool) -> None:
+    row[off + card % N_RANKS] = 1.0
+    if has_suit:
+        row[off + N_RANKS + card // N_RANKS] = 1.0
+
+
+@jit_inline
+def write_features(pr: np.ndarray, st: np.ndarray, dirty: int, slots: int, row: np.ndarray) -> None:
+    """The learning encoding (``observation.FeatureEncoder``) into one flat ``float32`` row:
+    column ``c`` at ``c * F`` (only the columns in bit mask ``dirty``), then the globals at
+    ``C * F``."""
+    C = pr[P_C]
+    L = pr[P_L]
+    suits = pr[P_SUITS]
+    has_suit = suits > 1
+    width = N_RANKS + (suits if has_suit else 0)
+    F = 4 + (slots + 1) * width
+    down_norm = float(pr[P_DOWNNORM])
+    for c in range(C):
+        if dirty & (1 << c):
+            off = c * F
+            for i in range(F):
+                row[off + i] = 0.0
+            n = st[pr[P_OLEN] + c]
+            down = st[pr[P_ODOWN] + c]
+            run = st[pr[P_ORUN] + c]
+            up = n - down
+            base = pr[P_OCOLS] + c * L
+            row[off] = down / down_norm
+            row[off + 1] = up / N_RANKS
+            row[off + 2] = 1.0 if n == 0 else 0.0
+            row[off + 3] = run / N_RANKS
+            if run:
+                _card_slot(row, off + 4, st[base + n - run], has_suit)
+            first = off + 4 + width
+            for i in range(min(slots, up)):
+                _card_slot(row, first + i * width, st[base + n - 1 - i], has_suit)
+    g = C * F
+    n_piles = pr[P_NP]
+    topvis = pr[P_TOPVIS] != 0
+    n_glob = 6 + (n_piles * width if topvis else 0)
+    for i in range(n_glob):
+        row[g + i] = 0.0
+    if n_piles:
+        row[g] = deals_left(pr, st) / n_piles
+    runs = completed_runs(st)
+    row[g + 1] = min(runs / pr[P_TOWIN], 1.0)
+    per = pr[P_COPIES]
+    for s in range(4):
+        row[g + 2 + s] = st[H_COMP + s] / per
+    if topvis:
+        o_pile = pr[P_OPILE]
+        for j in range(n_piles):
+            if st[o_pile + j] > 0:
+                _card_slot(row, g + 6 + j * width, st[pr[P_OSTOCK] + j * pr[P_PS]], has_suit)
+
+
+refresh_cache(globals())

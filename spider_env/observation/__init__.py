@@ -1,0 +1,51 @@
+"""What a player sees, as NumPy arrays, and the Gymnasium spaces that hold them.
+
+The observation contract (what each array means) is the "Observation Space" section of
+:class:`spider_env.env.SpiderEnv`. One module per part:
+
+* :mod:`~spider_env.observation.spaces`: the tableau codes, the feature layout's sizes and every
+  ``obs_mode``'s space (the one home of those numbers);
+* :mod:`~spider_env.observation.encoders`: :class:`TableEncoder` (``obs_mode="dict"``) and
+  :class:`FeatureEncoder` (``"features"`` / ``"flat"``), the pure encoders: the specification
+  the compiled core's observations are held to;
+* :mod:`~spider_env.observation.actions`: the per-action features of the RL recipe;
+* :mod:`~spider_env.observation.view`: :class:`TableView`, a ``dict`` observation read back
+  into what a player knows (the players' and the per-action features' input).
+"""
+
+from spider_env.observation.encoders import FeatureEncoder, TableEncoder
+from spider_env.observation.spaces import (
+    CARD_OFFSET,
+    DEFAULT_FEATURE_SLOTS,
+    FACE_DOWN,
+    MAX_FEATURE_SLOTS,
+    NO_CARD,
+    OBS_MODES,
+    card_slot_width,
+    feature_width,
+    flat_width,
+    globals_width,
+    observation_space,
+    slots_for_feature_width,
+    slots_for_flat_width,
+)
+from spider_env.observation.view import TableView
+
+__all__ = [
+    "CARD_OFFSET",
+    "DEFAULT_FEATURE_SLOTS",
+    "FACE_DOWN",
+    "MAX_FEATURE_SLOTS",
+    "NO_CARD",
+    "OBS_MODES",
+    "FeatureEncoder",
+    "TableEncoder",
+    "TableView",
+    "card_slot_width",
+    "feature_width",
+    "flat_width",
+    "globals_width",
+    "observation_space",
+    "slots_for_feature_width",
+    "slots_for_flat_width",
+]

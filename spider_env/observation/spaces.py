@@ -1,0 +1,154 @@
+"""The observation's codes, sizes and Gymnasium spaces: the one home of every number the
+observation layouts are made of.
+
+* the tableau codes :data:`NO_CARD`, :data:`FACE_DOWN`, :data:`CARD_OFFSET`;
+* the feature layout's sizes: :func:`card_slot_width`, :func:`feature_width` (``F``),
+  :func:`globals_width` (``G``), :func:`flat_width` and their inverses
+  :func:`slots_for_feature_width` / :func:`slots_for_flat_width`;
+* :func:`observation_space`, the space of every ``obs_mode``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from spider_env.core.cards import N_CARD_IDS, N_RANKS, N_SUITS
+from spider_env.core.variants import Variant
+
+# The codes of the "tableau" array (and of "pile_tops"): the one definition, agents decode with it.
+NO_CARD = 0  # past the end of a column (or a dealt pile)
+FACE_DOWN = 1  # a face-down card
+CARD_OFFSET = 2  # a face-up card is CARD_OFFSET + card_id
+DEFAULT_FEATURE_SLOTS = 6
+OBS_MODES = ("dict", "features", "flat")
+N_GLOBAL_SCALARS = 6  # deals left, completed runs, completed runs per suit (4)
+
+
+def card_slot_width(variant: Variant) -> int:
+    """Values per card slot of the feature encoding: 13 (one-hot rank), plus a one-hot suit of
+    ``variant.suits`` values when the variant has more than one suit."""
+    return N_RANKS + (variant.suits if variant.suits > 1 else 0)
+
+
+def feature_width(variant: Variant, slots: int) -> int:
+    """``F``, the features per column: ``4 + (slots + 1) * card_slot_width(variant)``."""
+    return 4 + (check_slots(slots) + 1) * card_slot_width(variant)
+
+
+def globals_width(variant: Variant) -> int:
+    """``G``, the length of ``"globals"``: 6, plus a card slot per stock pile for variants whose
+    stock piles show their top card."""
+    piles = len(variant.stock) if variant.pile_top_visible else 0
+    return N_GLOBAL_SCALARS + piles * card_slot_width(variant)
+
+
+def flat_width(variant: Variant, slots: int) -> int:
+    """Length of the ``"flat"`` observation: ``C * F + G``."""
+    return variant.n_columns * feature_width(variant, slots) + globals_width(variant)
+
+
+def slots_for_feature_width(variant: Variant, width: int) -> int:
+    """The ``feature_slots`` whose ``F`` is ``width`` (inverse of :func:`feature_width`);
+    ``ValueError`` if no slot count gives it."""
+    slots, rest = divmod(width - 4, card_slot_width(variant))
+    if width < 4 or rest or slots < 1:
+        raise ValueError(
+            f"{width} features per column is no feature layout of {variant.name} "
+            f"(F = 4 + (slots + 1) * {card_slot_width(variant)})"
+        )
+    return slots - 1
+
+
+def slots_for_flat_width(variant: Variant, width: int) -> int:
+    """The ``feature_slots`` whose ``"flat"`` length is ``width`` (inverse of
+    :func:`flat_width`); ``ValueError`` if no slot count gives it."""
+    cols, rest = divmod(width - globals_width(variant), variant.n_columns)
+    if rest or cols < 0:
+        raise ValueError(
+            f"a flat observation of {width} values is no feature layout of {variant.name} "
+            f"(C * F + G with C = {variant.n_columns}, G = {globals_width(variant)})"
+        )
+    return slots_for_feature_width(variant, cols)
+
+
+MAX_FEATURE_SLOTS = 104  # no column ever shows more face-up cards than the largest deck has
+
+
+def check_slots(slots: object) -> int:
+    if (
+        isinstance(slots, bool)
+        or not isinstance(slots, (int, np.integer))
+        or not 0 <= slots <= MAX_FEATURE_SLOTS
+    ):
+        raise ValueError(f"feature_slots must be an int in 0..{MAX_FEATURE_SLOTS}, got {slots!r}")
+    return int(slots)
+
+
+def _column_high(variant: Variant, slots: int) -> np.ndarray:
+    # every feature is in [0, 1] except the face-up count / 13, bounded by L / 13
+    high = np.ones((variant.n_columns, feature_width(variant, slots)), dtype=np.float32)
+    high[:, 1] = variant.max_column_length / N_RANKS
+    return high
+
+
+def observation_space(
+    variant: Variant,
+    obs_mode: str = "dict",
+    feature_slots: int = DEFAULT_FEATURE_SLOTS,
+    mask_in_obs: bool = False,
+) -> spaces.Space[Any]:
+    """The observation space of a :class:`~spider_env.env.SpiderEnv` with these arguments.
+
+    ``"dict"``: ``Dict(tableau, deals_left, completed[, pile_tops])``; ``"features"``:
+    ``Dict(columns, globals)``; ``"flat"``: one ``Box`` of :func:`flat_width` values.
+    ``mask_in_obs`` adds ``"action_mask"`` to a ``Dict`` (``ValueError`` with ``"flat"``).
+    """
+    if obs_mode not in OBS_MODES:
+        raise ValueError(f"obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
+    check_slots(feature_slots)  # checked in every mode: a bad value is an error, not ignored
+    if obs_mode == "flat":
+        if mask_in_obs:
+            raise ValueError(
+                "mask_in_obs=True needs a Dict observation (obs_mode 'dict' or 'features')"
+            )
+        high = np.concatenate(
+            [_column_high(variant, feature_slots).ravel(), np.ones(globals_width(variant))]
+        ).astype(np.float32)
+        return spaces.Box(np.zeros_like(high), high, dtype=np.float32)
+    d: dict[str, spaces.Space[Any]] = {}
+    if obs_mode == "dict":
+        top = CARD_OFFSET + N_CARD_IDS - 1
+        n_piles = len(variant.stock)
+        d["tableau"] = spaces.Box(0, top, (variant.n_columns, variant.max_column_length), np.int8)
+        d["deals_left"] = spaces.Discrete(n_piles + 1)
+        d["completed"] = spaces.Box(0, variant.suit_sets, (N_SUITS,), np.int8)
+        if variant.pile_top_visible:
+            d["pile_tops"] = spaces.Box(0, top, (n_piles,), np.int8)
+    else:
+        col_high = _column_high(variant, feature_slots)
+        d["columns"] = spaces.Box(0.0, col_high, col_high.shape, np.float32)
+        d["globals"] = spaces.Box(0.0, 1.0, (globals_width(variant),), np.float32)
+    if mask_in_obs:
+        d["action_mask"] = spaces.Box(0, 1, (variant.n_actions,), np.int8)
+    return spaces.Dict(d)
+
+
+__all__ = [
+    "CARD_OFFSET",
+    "DEFAULT_FEATURE_SLOTS",
+    "FACE_DOWN",
+    "MAX_FEATURE_SLOTS",
+    "NO_CARD",
+    "OBS_MODES",
+    "card_slot_width",
+    "check_slots",
+    "feature_width",
+    "flat_width",
+    "globals_width",
+    "observation_space",
+    "slots_for_feature_width",
+    "slots_for_flat_width",
+]

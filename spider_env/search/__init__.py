@@ -1,0 +1,2 @@
+"""Search over the compiled core: the perfect-information solver
+(:mod:`spider_env.search.solver`)."""
