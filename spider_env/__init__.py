@@ -1,16 +1,23 @@
 """spider-env: Spider Solitaire as an exact, fast, reproducible reinforcement-learning environment.
 
-Layers, each importing only the ones above it (``tests/test_layers.py`` enforces this):
+One folder per concern; imports point one way (``tests/test_layers.py`` enforces it):
 
 * :mod:`spider_env.core`: the rules, pure Python (no gymnasium, no agents): the specification.
 * :mod:`spider_env.fast`: the compiled core (numba), the rules' one mirror over arrays, held to
-  the core by differential tests; optional at run time.
-* the environment: :mod:`~spider_env.env` (``SpiderEnv``), :mod:`~spider_env.vector`
-  (``SpiderVectorEnv``), :mod:`~spider_env.observation`, :mod:`~spider_env.rewards`,
-  :mod:`~spider_env.render`, :mod:`~spider_env.wrappers`, :mod:`~spider_env.registration`,
-  :mod:`~spider_env.sb3` (the Stable-Baselines3 ``VecEnv`` adapter, not imported here).
-* :mod:`spider_env.agents`: players that see what a player sees (observation and mask).
-* :mod:`spider_env.apps`: evaluation, episode files, terminal play, the ``spider-env`` CLI.
+  the core by differential tests; optional at run time. Search code reaches it through
+  :mod:`spider_env.fast.game`.
+* :mod:`spider_env.search`: the perfect-information solver, over the compiled core.
+* :mod:`spider_env.heuristics`: the position scorer and move tests shared by the players and the
+  per-action features.
+* :mod:`spider_env.observation`: what a player sees: codes, spaces, encoders, the player's view.
+* the environment (this folder): :mod:`~spider_env.env` (``SpiderEnv``), :mod:`~spider_env.vector`
+  (``SpiderVectorEnv``), the engines behind both, :mod:`~spider_env.rewards`,
+  :mod:`~spider_env.render`, :mod:`~spider_env.wrappers`, :mod:`~spider_env.registration`.
+* :mod:`spider_env.sb3`: the Stable-Baselines3 ``VecEnv`` adapter (not imported here).
+* :mod:`spider_env.agents`: players that see what a player sees (observation and mask);
+  :mod:`spider_env.agents.rl`: training (torch, SB3), imported by no player.
+* :mod:`spider_env.apps`: evaluation, episode files, terminal play, the solver CLI,
+  ``spider-env``.
 
 This module re-exports the core's and the environment's public names and registers the
 Gymnasium ids. ``spider_env.evaluate`` (the function of :mod:`spider_env.apps.evaluation`) is
