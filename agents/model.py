@@ -1,4 +1,4 @@
-"""A trained Stable-Baselines3 / sb3-contrib model (``.zip``) as an agent.
+"""A trained model (a Stable-Baselines3 / sb3-contrib ``.zip``) as a player.
 
 ``load_sb3_agent("runs/ppo/model.zip", variant)`` returns an :class:`SB3Agent`. At every step
 the policy's action scores (logits, or Q-values for DQN) are restricted to the legal actions of
@@ -13,26 +13,28 @@ The observation the model was trained on is rebuilt from what the agent is given
 observation, parsed once per step by :class:`~spider_env.observation.view.TableView`; nothing hidden
 is used): ``obs_mode`` ``"dict"``, ``"features"``, ``"flat"`` or ``"actions"`` (the per-action
 features of :mod:`spider_env.observation.actions`, with the episode's memory of visited positions,
-cleared by ``reset``) and ``feature_slots`` come from the JSON sidecar the training examples write
-next to the model (``model.json`` beside ``model.zip``, ``env_kwargs``), else they are inferred from
-the model's observation space with the layout sizes of :mod:`spider_env.observation`. torch and
-stable-baselines3 are optional (the ``train`` extra) and imported only here.
+cleared by ``reset``), ``feature_slots`` and ``action_rows`` come from the model's sidecar
+(:mod:`spider_env.agents.model_format`), else they are inferred from the model's observation space
+with the layout sizes of :mod:`spider_env.observation`.
+
+The player never imports torch or Stable-Baselines3: :func:`load_sb3_agent` hands the file to
+:mod:`spider_env.agents.rl.models` (the ``train`` extra), which gives back a
+:class:`ScoringModel`, a plain function from the model's input (NumPy) to a score per action.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from spider_env.core.variants import Variant, get_variant, resolve_variant
+from spider_env.core.variants import Variant, classic, get_variant
 from spider_env.observation import (
     DEFAULT_FEATURE_SLOTS,
-    OBS_MODES,
     FeatureEncoder,
     observation_space,
     slots_for_feature_width,
@@ -46,109 +48,53 @@ from spider_env.observation.actions import (
 from spider_env.observation.view import TableView
 
 from .base import BaseAgent
-
-ACTIONS_MODE = "actions"  # spider_env.observation.actions (the RL recipe)
+from .model_format import ACTIONS_MODE, MODEL_OBS_MODES, ModelLoadError, Sidecar
 
 INSTALL_HINT = (
     "loading a trained model needs the optional 'train' dependencies "
     "(stable-baselines3, sb3-contrib, torch): pip install 'spider-env[train]'"
 )
-ALGOS = ("MaskablePPO", "PPO", "A2C", "DQN")
 
 
-class ModelLoadError(ValueError):
-    """The model file or its sidecar cannot be used (the message says why)."""
+@dataclass(frozen=True)
+class ScoringModel:
+    """What the player needs of a trained model (made by :mod:`spider_env.agents.rl.models`)."""
 
-
-def sidecar_path(path: str) -> str:
-    root, _ = os.path.splitext(path)
-    return root + ".json"
-
-
-def read_sidecar(path: str) -> dict[str, Any]:
-    """The JSON sidecar next to the model (``{}`` if there is none)."""
-    side = sidecar_path(path)
-    if not os.path.exists(side):
-        return {}
-    try:
-        with open(side, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ModelLoadError(f"cannot read the model's sidecar {side}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ModelLoadError(f"the model's sidecar {side} must hold a JSON object")
-    return data
-
-
-def sidecar_variant(path: str) -> Variant | None:
-    """The game a model's sidecar says it was trained on (``None`` without a sidecar or a
-    game in it; :class:`ModelLoadError` if the sidecar cannot be read or names no known game)."""
-    meta = read_sidecar(path)
-    env_kwargs = _sidecar_field(meta, "env_kwargs", dict, path) or {}
-    if env_kwargs.get("variant") is None and env_kwargs.get("suits") is None:
-        return None
-    try:
-        return resolve_variant(
-            env_kwargs.get("variant"), env_kwargs.get("suits"), env_kwargs.get("undo", False)
-        )
-    except (TypeError, ValueError) as exc:
-        raise ModelLoadError(f"the sidecar {sidecar_path(path)} names no game: {exc}") from None
-
-
-def _algo_from_zip(path: str) -> str | None:
-    """Guess the algorithm from the policy class stored in the zip's ``data`` entry."""
-    try:
-        with zipfile.ZipFile(path) as zf:
-            data = json.loads(zf.read("data").decode("utf-8"))
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    policy = data.get("policy_class", {})
-    module = str(policy.get("__module__", "")) if isinstance(policy, dict) else ""
-    if "maskable" in module:
-        return "MaskablePPO"
-    if "dqn" in module:
-        return "DQN"
-    return None
-
-
-def _algo_class(name: str) -> Any:
-    try:
-        if name == "MaskablePPO":
-            from sb3_contrib import MaskablePPO
-
-            return MaskablePPO
-        import stable_baselines3 as sb3
-    except ImportError as exc:
-        raise ImportError(f"{INSTALL_HINT} ({exc})") from None
-    if not hasattr(sb3, name):
-        raise ModelLoadError(f"unknown algorithm {name!r} (known: {', '.join(ALGOS)})")
-    return getattr(sb3, name)
+    scores: Callable[[Any], np.ndarray]
+    """the model's input (a NumPy array or a dict of them) -> one float score per action"""
+    observation_space: Any
+    """the Gymnasium space of the model's input"""
+    n_actions: int
+    """the size of the model's action space"""
 
 
 class SB3Agent(BaseAgent):
-    """A loaded SB3 model playing through the agent protocol (see the module docstring)."""
+    """A trained model playing through the agent protocol (see the module docstring)."""
 
     name = "sb3"
 
     def __init__(
         self,
-        model: Any,
+        model: ScoringModel,
         variant: Variant | str,
         obs_mode: str = "dict",
+        *,
         feature_slots: int = DEFAULT_FEATURE_SLOTS,
+        action_rows: int = DEFAULT_ACTION_ROWS,
         deterministic: bool = False,
         seed: int | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(variant, seed)
         assert self.variant is not None
-        if obs_mode not in (*OBS_MODES, ACTIONS_MODE):
+        if obs_mode not in MODEL_OBS_MODES:
             raise ModelLoadError(f"unsupported observation mode {obs_mode!r}")
         if not isinstance(deterministic, bool):
             raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
         self.model = model
         self.obs_mode = obs_mode
         self.feature_slots = feature_slots
+        self.action_rows = action_rows
         self.deterministic = deterministic
         self.name = f"{name or self.name} ({'most likely' if deterministic else 'sampled'})"
         self._encoder = (
@@ -157,15 +103,14 @@ class SB3Agent(BaseAgent):
             else None
         )
         self._actions = (
-            ActionFeatureEncoder(self.variant, feature_slots) if obs_mode == ACTIONS_MODE else None
+            ActionFeatureEncoder(self.variant, action_rows) if obs_mode == ACTIONS_MODE else None
         )
         space = model.observation_space
         self._wants_mask = hasattr(space, "spaces") and "action_mask" in space.spaces
-        n = int(model.action_space.n) if hasattr(model.action_space, "n") else -1
-        if n != self.variant.n_actions:
+        if model.n_actions != self.variant.n_actions:
             raise ModelLoadError(
-                f"the model has {n} actions, {self.variant.name} has {self.variant.n_actions}: "
-                "it was trained on another variant"
+                f"the model has {model.n_actions} actions, {self.variant.name} has "
+                f"{self.variant.n_actions}: it was trained on another variant"
             )
         self._check_space()
 
@@ -174,7 +119,7 @@ class SB3Agent(BaseAgent):
         assert self.variant is not None
         v, mode = self.variant, self.obs_mode
         if mode == ACTIONS_MODE:
-            ours: Any = action_feature_space(v, self.feature_slots)
+            ours: Any = action_feature_space(v, self.action_rows)
         else:
             ours = observation_space(v, mode, self.feature_slots, mask_in_obs=self._wants_mask)
         theirs = self.model.observation_space
@@ -238,22 +183,7 @@ class SB3Agent(BaseAgent):
     def scores(self, x: Any) -> np.ndarray:
         """The policy's score of every action for model input ``x``: the logits of its action
         distribution, or the Q-values of a DQN."""
-        import torch
-
-        policy = self.model.policy
-        obs_t, _ = policy.obs_to_tensor(x)
-        with torch.no_grad():
-            q_net = getattr(policy, "q_net", None)
-            if q_net is not None:
-                out = q_net(obs_t)
-            else:
-                out = getattr(policy.get_distribution(obs_t).distribution, "logits", None)
-                if out is None:
-                    raise ModelLoadError(
-                        f"{type(policy).__name__} gives no action logits: cannot restrict its "
-                        "choices to legal actions"
-                    )
-        return np.asarray(out.cpu().numpy(), dtype=np.float64).reshape(-1)
+        return self.model.scores(x)
 
 
 def _shapes(space: Any) -> str:
@@ -264,57 +194,28 @@ def _shapes(space: Any) -> str:
     return "dict {" + ", ".join(f"{k}: {sub.shape}" for k, sub in spaces.items()) + "}"
 
 
-def _infer_obs_mode(space: Any, variant: Variant) -> tuple[str, int]:
-    """``(obs_mode, feature_slots)`` of a model's observation space."""
+def infer_input(space: Any, variant: Variant) -> dict[str, Any]:
+    """``obs_mode`` and its size (``feature_slots`` or ``action_rows``) of a model whose sidecar
+    does not say, from its observation space."""
     spaces = getattr(space, "spaces", None)
     try:
         if spaces is not None:
             if "tableau" in spaces:
-                return "dict", DEFAULT_FEATURE_SLOTS
+                return {"obs_mode": "dict"}
             if "action_ids" in spaces:
-                return ACTIONS_MODE, int(spaces["action_ids"].shape[0])
+                return {"obs_mode": ACTIONS_MODE, "action_rows": int(spaces["action_ids"].shape[0])}
             if "columns" in spaces:
-                return "features", slots_for_feature_width(variant, spaces["columns"].shape[-1])
+                slots = slots_for_feature_width(variant, spaces["columns"].shape[-1])
+                return {"obs_mode": "features", "feature_slots": slots}
             raise ModelLoadError(f"cannot tell the model's observation encoding ({sorted(spaces)})")
         shape = getattr(space, "shape", None)
         if shape is None or len(shape) != 1:
             raise ModelLoadError(f"cannot tell the model's observation encoding (shape {shape})")
-        return "flat", slots_for_flat_width(variant, shape[0])
+        return {"obs_mode": "flat", "feature_slots": slots_for_flat_width(variant, shape[0])}
     except ModelLoadError:
         raise
     except ValueError as exc:
         raise ModelLoadError(f"the model's observations do not fit {variant.name}: {exc}") from None
-
-
-def _custom_objects(meta: dict[str, Any]) -> dict[str, Any]:
-    """The policy class of an action-set model, given by its sidecar (models saved before the
-    class moved name it by its old module path, which no longer imports)."""
-    policy = meta.get("policy")
-    if isinstance(policy, str) and policy.endswith(".ActionSetPolicy"):
-        from spider_env.agents.rl.policy import ActionSetPolicy
-
-        return {"policy_class": ActionSetPolicy}
-    return {}
-
-
-def _single_thread() -> None:
-    """One torch thread: batch-1 inference of small policies is several times faster than
-    with torch's default thread pool on a shared CPU (and ``--jobs`` gives the parallelism)."""
-    try:
-        import torch
-    except ImportError as exc:
-        raise ImportError(f"{INSTALL_HINT} ({exc})") from None
-    torch.set_num_threads(1)
-
-
-def _sidecar_field(meta: dict[str, Any], key: str, kind: type, path: str) -> Any:
-    """``meta[key]`` if present (``ModelLoadError`` unless it is a ``kind``), else ``None``."""
-    value = meta.get(key)
-    if value is not None and not isinstance(value, kind):
-        raise ModelLoadError(
-            f"the sidecar {sidecar_path(path)} has {key}={value!r}, expected a {kind.__name__}"
-        )
-    return value
 
 
 def load_sb3_agent(
@@ -341,55 +242,28 @@ def load_sb3_agent(
         raise ModelLoadError(f"{path} is not a Stable-Baselines3 model (not a zip file)")
     if deterministic is not None and not isinstance(deterministic, bool):
         raise TypeError(f"deterministic must be True, False or None, got {deterministic!r}")
-    meta = read_sidecar(path)
-    env_kwargs = _sidecar_field(meta, "env_kwargs", dict, path) or {}
-    if variant is None:
-        try:
-            variant = resolve_variant(
-                env_kwargs.get("variant"), env_kwargs.get("suits"), env_kwargs.get("undo", False)
-            )
-        except (TypeError, ValueError) as exc:
-            raise ModelLoadError(f"the sidecar {sidecar_path(path)} names no game: {exc}") from None
-    v = get_variant(variant)
-    sidecar_algo = _sidecar_field(meta, "algo", str, path)
-    sidecar_det = _sidecar_field(meta, "deterministic", bool, path)
-    names = [algo] if algo else [sidecar_algo] if sidecar_algo else []
-    if not names:
-        guess = _algo_from_zip(path)
-        names = [guess] if guess else ["PPO", "A2C", "DQN"]
-    model = None
-    errors = []
-    _single_thread()
-    for name in names:
-        cls = _algo_class(name)
-        try:
-            model = cls.load(path, device="cpu", custom_objects=_custom_objects(meta))
-            break
-        except Exception as exc:  # SB3 raises many kinds of errors for a foreign file
-            errors.append(f"{name}: {type(exc).__name__}: {exc}")
-    if model is None:
-        raise ModelLoadError(f"cannot load {path} as {' or '.join(names)}: {'; '.join(errors)}")
-    if "obs_mode" in env_kwargs:
-        obs_mode = str(env_kwargs["obs_mode"])
-        default = DEFAULT_ACTION_ROWS if obs_mode == ACTIONS_MODE else DEFAULT_FEATURE_SLOTS
-        slots = env_kwargs.get("feature_slots", default)
-        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 0:
-            raise ModelLoadError(
-                f"the sidecar {sidecar_path(path)} has feature_slots={slots!r}, expected an "
-                "int >= 0"
-            )
+    side = Sidecar.read(path) or Sidecar()
+    v = get_variant(variant) if variant is not None else side.env.game() or classic(4)
+    try:  # the one place a player reaches training code (tests/test_layers.py, LAZY_EDGES)
+        from .rl.models import load_scoring_model
+    except ImportError as exc:
+        raise ImportError(f"{INSTALL_HINT} ({exc})") from None
+    model = load_scoring_model(path, side, algo)
+    env = side.env
+    if env.obs_mode is None:
+        size = infer_input(model.observation_space, v)
     else:
-        obs_mode, slots = _infer_obs_mode(model.observation_space, v)
+        size = {"obs_mode": env.obs_mode, **env.input_size()}
     if deterministic is None:
-        deterministic = bool(sidecar_det)  # sampled unless the sidecar says otherwise
-    return SB3Agent(model, v, obs_mode, slots, deterministic, seed, name=path)
+        deterministic = bool(side.deterministic)  # sampled unless the sidecar says otherwise
+    return SB3Agent(model, v, **size, deterministic=deterministic, seed=seed, name=path)
 
 
 __all__ = [
-    "ACTIONS_MODE",
+    "INSTALL_HINT",
     "ModelLoadError",
     "SB3Agent",
+    "ScoringModel",
+    "infer_input",
     "load_sb3_agent",
-    "read_sidecar",
-    "sidecar_variant",
 ]

@@ -3,8 +3,8 @@ observation encoding straight from the env (no re-encoding of the table).
 
     python examples/evaluate_trained_model.py --model runs/maskable_ppo/model.zip --deals 0:1000
 
-The env settings (suits, obs_mode, feature_slots, reward mode) come from the sidecar
-``model.json`` the training examples write next to ``model.zip``. A MaskablePPO model plays
+The env settings (the game, obs_mode, feature_slots or action_rows, reward mode) come from the
+sidecar ``model.json`` the training examples write next to ``model.zip``. A MaskablePPO model plays
 with masks; a model trained without them (plain PPO) plays *without* masks, illegal actions
 being penalised by the env as in training, which is the honest measure of what it learned
 (``spider-env evaluate --agent model.zip`` instead restricts its choice to legal actions).
@@ -17,133 +17,19 @@ sampled actions differ. Prints win rate with a 95% Wilson interval and mean comp
 from __future__ import annotations
 
 import argparse
-import functools
 import json
-import os
-import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from training_utils import make_env, split_deals
+from spider_env.agents.rl.measure import evaluate_batched
+from spider_env.agents.rl.settings import ArgumentParser
 
 from spider_env.apps.evaluation import parse_deals, wilson_interval
 
 
-def evaluate_model(
-    model_path: Path,
-    deals: Sequence[int],
-    n_envs: int = 8,
-    deterministic: bool | None = None,
-    max_episode_steps: int | None = None,
-    seed: int = 0,
-) -> dict[str, Any]:
-    """Play ``model_path`` once on every deal of ``deals``; summary + per-deal records."""
-    import torch
-    from sb3_contrib import MaskablePPO
-    from sb3_contrib.common.maskable.evaluation import evaluate_policy
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.vec_env import DummyVecEnv
-
-    side = model_path.with_suffix(".json")
-    if not side.is_file():
-        raise SystemExit(f"no sidecar {side}: this script needs the model.json of the training run")
-    meta = json.loads(side.read_text())
-    kw = meta["env_kwargs"]
-    masked = bool(meta.get("use_masking", meta.get("algo") == "MaskablePPO"))
-    det = bool(meta.get("deterministic", False)) if deterministic is None else deterministic
-    steps = max_episode_steps or int(meta.get("max_episode_steps", 1000))
-    torch.set_num_threads(1)
-    cls: Any = MaskablePPO if meta.get("algo") == "MaskablePPO" else PPO
-    model = cls.load(str(model_path), device="cpu")
-    model.set_random_seed(seed)
-    n = min(n_envs, len(deals))
-    # Env i plays the deals of parts[i] in order, as many as evaluate_policy asks of it: its
-    # k-th episode is deal parts[i][k] (the deal number is not in info, on purpose).
-    parts = split_deals(list(deals), n)
-    fns: list[Callable[[], Any]] = [
-        functools.partial(
-            make_env,
-            kw["suits"],
-            part,
-            "cycle",
-            obs_mode=kw["obs_mode"],
-            reward_mode=kw.get("reward_mode", "shaped"),
-            illegal_action=kw.get("illegal_action", "penalize"),
-            max_episode_steps=steps,
-            feature_slots=kw.get("feature_slots", 6),
-        )
-        for part in parts
-    ]
-    env = DummyVecEnv(fns)
-    records: list[dict[str, Any]] = []
-    illegal = [0]
-
-    def on_step(locals_: dict[str, Any], _globals: dict[str, Any]) -> None:
-        info = locals_["info"]
-        illegal[0] += bool(info.get("illegal_action"))
-        if locals_["done"]:
-            i = int(locals_["i"])  # the env; episode_counts[i] episodes of it ended before
-            records.append(
-                {
-                    "deal": int(parts[i][int(locals_["episode_counts"][i])]),
-                    "won": bool(info["is_success"]),
-                    "runs": int(info["completed_runs"]),
-                    "steps": int(info["episode"]["l"]),
-                    "reward": float(info["episode"]["r"]),
-                }
-            )
-
-    t0 = time.time()
-    evaluate_policy(
-        model,
-        env,
-        n_eval_episodes=len(deals),
-        deterministic=det,
-        callback=on_step,
-        warn=False,
-        use_masking=masked,
-    )
-    wall = time.time() - t0
-    env.close()
-    played = sorted(r["deal"] for r in records)
-    if played != sorted(deals):
-        raise RuntimeError("internal error: the evaluation did not play every deal exactly once")
-    records.sort(key=lambda r: r["deal"])
-    wins = sum(r["won"] for r in records)
-    lo, hi = wilson_interval(wins, len(records))
-    total_steps = sum(r["steps"] for r in records)
-    return {
-        "model": str(model_path),
-        "algo": meta.get("algo"),
-        "masked": masked,
-        "deterministic": det,
-        "suits": kw["suits"],
-        "deals": f"{min(deals)}..{max(deals)} ({len(deals)})",
-        "max_episode_steps": steps,
-        "trained_timesteps": meta.get("trained_timesteps", meta.get("timesteps")),
-        "training_wall_time_s": meta.get("wall_time_s"),
-        "win_rate": wins / len(records),
-        "wins": wins,
-        "ci95": [lo, hi],
-        "mean_completed_runs": float(np.mean([r["runs"] for r in records])),
-        "mean_steps": total_steps / len(records),
-        "illegal_action_rate": illegal[0] / max(total_steps, 1),
-        "wall_time_s": round(wall, 1),
-        "steps_per_s": round(total_steps / wall, 1),
-        "records": records,
-    }
-
-
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="model.zip with its model.json sidecar")
     p.add_argument("--deals", default="0:1000", help="deal numbers, e.g. 0:1000 (held out)")
     p.add_argument("--n-envs", type=int, default=8)
@@ -156,21 +42,27 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         deals = parse_deals(args.deals)
     except ValueError as exc:
         p.error(str(exc))
-    path = Path(args.model)
-    if not path.is_file():
-        p.error(f"model file not found: {path}")
-    res = evaluate_model(
-        path,
-        deals,
-        n_envs=args.n_envs,
-        deterministic=True if args.deterministic else None,
-        max_episode_steps=args.max_episode_steps,
-        seed=args.seed,
-    )
+    if not Path(args.model).is_file():
+        p.error(f"model file not found: {args.model}")
+    if args.n_envs < 1:
+        p.error(f"--n-envs must be >= 1, got {args.n_envs}")
+    if args.max_episode_steps is not None and args.max_episode_steps < 1:
+        p.error(f"--max-episode-steps must be >= 1, got {args.max_episode_steps}")
+    try:
+        played = evaluate_batched(
+            args.model,
+            deals,
+            n_envs=args.n_envs,
+            deterministic=True if args.deterministic else None,
+            max_episode_steps=args.max_episode_steps,
+            seed=args.seed,
+        )
+    except (FileNotFoundError, ValueError) as exc:  # no sidecar, or not a model of it
+        p.error(str(exc))
+    res = played.summary(args.model, wilson_interval)
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1) + "\n")
-    brief = {k: v for k, v in res.items() if k != "records"}
-    print(json.dumps(brief, indent=2))
+    print(json.dumps({k: v for k, v in res.items() if k != "records"}, indent=2))
     return res
 
 

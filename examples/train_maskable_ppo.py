@@ -20,7 +20,7 @@ What it does:
   goes to ``best_model/``;
 * TensorBoard (``tensorboard --logdir OUT``) and CSV logs (``progress.csv``), checkpoints
   (``checkpoints/``), the final ``model.zip`` with ``model.json`` (what a loader needs to
-  rebuild the env: obs_mode, feature_slots, suits...), ``learning_curve.png`` with random and
+  rebuild the env: the game, obs_mode, feature_slots...), ``learning_curve.png`` with random and
   greedy on the same deals as horizontal lines, and ``summary.json``.
 
 Deals 0..999 are never used for training or validation: they are the test set of
@@ -30,28 +30,26 @@ Deals 0..999 are never used for training or validation: they are the test set of
 from __future__ import annotations
 
 import argparse
-import os
-import sys
+import json
 from collections.abc import Sequence
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from spider_env.agents.rl.sb3_train import PPOSettings, train
+from spider_env.agents.rl.settings import ArgumentParser, add_flags, from_args
 
-from training_utils import add_common_args, train
+from spider_env.apps.evaluation import evaluate
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    add_common_args(p, out_default="runs/maskable_ppo")
-    args = p.parse_args(argv)
-    args.illegal_action = "penalize"  # never used: masked policies pick only legal actions
-    return args
+def parse_args(argv: Sequence[str] | None = None) -> PPOSettings:
+    p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_flags(p, PPOSettings, skip=("illegal_action",))  # masked policies meet no illegal action
+    return from_args(p, PPOSettings, argv)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    return train(parse_args(argv), algo="MaskablePPO", label="MaskablePPO")
+    summary = train(parse_args(argv), "MaskablePPO", "MaskablePPO", evaluate)
+    print(json.dumps(summary, indent=2))
+    return summary
 
 
 if __name__ == "__main__":

@@ -15,28 +15,26 @@ still counts toward the step limit. Evaluation runs without masks too (``use_mas
 from __future__ import annotations
 
 import argparse
-import os
-import sys
+import json
 from collections.abc import Sequence
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from spider_env.agents.rl.sb3_train import PPOSettings, train
+from spider_env.agents.rl.settings import ArgumentParser, add_flags, from_args
 
-from training_utils import add_common_args, train
+from spider_env.apps.evaluation import evaluate
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    add_common_args(p, out_default="runs/ppo_no_masks")
-    args = p.parse_args(argv)
-    args.illegal_action = "penalize"
-    return args
+def parse_args(argv: Sequence[str] | None = None) -> PPOSettings:
+    p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_flags(p, PPOSettings, skip=("illegal_action",), defaults={"out": "runs/ppo_no_masks"})
+    return from_args(p, PPOSettings, argv)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    return train(parse_args(argv), algo="PPO", label="PPO, no masks")
+    summary = train(parse_args(argv), "PPO", "PPO, no masks", evaluate)
+    print(json.dumps(summary, indent=2))
+    return summary
 
 
 if __name__ == "__main__":

@@ -396,28 +396,6 @@ def model(tmp_path_factory: Any) -> Path:
     return d / "model.zip"
 
 
-def test_model_example_knows_the_deal_without_info_naming_it(model: Path, monkeypatch: Any) -> None:
-    from stable_baselines3.common.monitor import Monitor
-
-    from spider_env.wrappers import DealRange
-
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "examples"))
-    import evaluate_trained_model
-
-    log: dict[int, float] = {}
-
-    def make_env(suits: int, deals: Any, order: str, **kw: Any) -> Any:
-        steps = kw.pop("max_episode_steps")
-        base = gymnasium.make("Spider-v0", suits=suits, max_episode_steps=steps, **kw)
-        return Monitor(DealRange(_HideDeal(base, log), deals, order=order))
-
-    monkeypatch.setattr(evaluate_trained_model, "make_env", make_env)
-    deals = [11, 3, 8, 20, 6]
-    res = evaluate_trained_model.evaluate_model(model, deals, n_envs=2, max_episode_steps=12)
-    assert sorted(log) == sorted(deals)
-    assert {r["deal"]: r["reward"] for r in res["records"]} == pytest.approx(log)
-
-
 # --- trained models: most likely or sampled actions ---------------------------------------------
 def test_deterministic_reaches_make_agent_for_model_paths_only(monkeypatch: Any) -> None:
     calls: list[tuple[str, dict[str, Any]]] = []

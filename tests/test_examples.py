@@ -26,8 +26,12 @@ pytest.importorskip("sb3_contrib", reason="the training examples need the 'train
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-sys.path.insert(0, str(EXAMPLES))
-from curricula import Curriculum, SuitCurriculum, sb3_curriculum_callback  # noqa: E402
+sys.path.insert(0, str(EXAMPLES))  # the example scripts, imported to call their main()
+from spider_env.agents.rl.curricula import (  # noqa: E402
+    Curriculum,
+    SuitCurriculum,
+    sb3_curriculum_callback,
+)
 
 TINY = [
     "--timesteps", "256",
@@ -102,8 +106,9 @@ def test_maskable_ppo_smoke_writes_everything(maskable_run: Path) -> None:
     assert list(out.glob("events.out.tfevents.*")), "no TensorBoard log"
     meta = json.loads((out / "model.json").read_text())
     assert meta["algo"] == "MaskablePPO" and meta["use_masking"] is True
+    assert meta["format"] == "spider-env-model 2"
     assert meta["env_kwargs"] == {
-        "suits": 1,
+        "variant": "spider-1suit",
         "obs_mode": "flat",
         "feature_slots": 6,
         "reward_mode": "shaped",
@@ -369,6 +374,78 @@ def test_evaluate_trained_model_plays_every_deal_once(maskable_run: Path, tmp_pa
     assert res["masked"] is True and res["illegal_action_rate"] == 0.0
     assert 0.0 <= res["ci95"][0] <= res["win_rate"] <= res["ci95"][1] <= 1.0
     assert json.loads(report.read_text())["deals"] == "0..4 (5)"
+
+
+class _RewardsByDeal(gym.Wrapper[Any, Any, Any, Any]):
+    """Sums the rewards of each deal the env is reset on (the first time) into ``log``."""
+
+    def __init__(self, env: gym.Env[Any, Any], log: dict[int, float]) -> None:
+        super().__init__(env)
+        self.log, self.deal = log, None
+
+    def reset(self, **kwargs: Any) -> Any:
+        deal = int(kwargs["options"]["deal"])
+        self.deal = None if deal in self.log else deal
+        if self.deal is not None:
+            self.log[self.deal] = 0.0
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> Any:
+        obs, r, term, trunc, info = self.env.step(action)
+        if self.deal is not None:
+            self.log[self.deal] += float(r)
+        return obs, r, term, trunc, info
+
+
+def test_batched_evaluation_knows_the_deal_without_info_naming_it(
+    maskable_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # evaluate_trained_model.py's games: which deal each record is comes from how the deals
+    # were split between the envs, not from info (which does not name the deal).
+    from spider_env.agents.rl import measure
+    from spider_env.agents.rl.envs import spider_kwargs
+    from stable_baselines3.common.monitor import Monitor
+
+    log: dict[int, float] = {}
+
+    def make_env(env: Any, deals: Any, order: str) -> Any:
+        base = gym.make("Spider-v0", max_episode_steps=env.max_episode_steps, **spider_kwargs(env))
+        return Monitor(DealRange(_RewardsByDeal(base, log), deals, order=order))
+
+    monkeypatch.setattr(measure, "make_env", make_env)
+    deals = [11, 3, 8, 20, 6]
+    res = measure.evaluate_batched(maskable_run / "model.zip", deals, 2, max_episode_steps=12)
+    assert sorted(log) == sorted(deals)
+    assert {r["deal"]: r["reward"] for r in res.records} == pytest.approx(log)
+
+
+def test_evaluate_trained_model_plays_the_shipped_recipe_model(tmp_path: Path) -> None:
+    # an "actions" model of the old sidecar format's days: per-action features, its policy class
+    import evaluate_trained_model
+
+    res = evaluate_trained_model.main(
+        ["--model", str(ROOT / "docs" / "models" / "rl_1suit.zip"), "--deals", "0:2"]
+        + ["--n-envs", "2", "--max-episode-steps", "30"]
+    )
+    assert res["variant"] == "spider-1suit" and res["suits"] == 1
+    assert [r["deal"] for r in res["records"]] == [0, 1] and res["masked"] is True
+    assert res["deterministic"] is True and res["illegal_action_rate"] == 0.0
+
+
+def test_evaluate_trained_model_refuses_a_model_without_sidecar(
+    maskable_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    import evaluate_trained_model
+
+    bare = tmp_path / "bare.zip"
+    shutil.copyfile(maskable_run / "model.zip", bare)
+    with pytest.raises(SystemExit) as exc:
+        evaluate_trained_model.main(["--model", str(bare), "--deals", "0:1"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "model.json of the training run" in err[0]
 
 
 def test_resume_continues_the_run_and_its_learning_curve(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Demonstrations for imitation learning: games of a strong player, recorded as action lists.
 
 A demonstration is a deal number and the actions a teacher (any agent spec of
-:func:`agents.make_agent`: ``lookahead`` by default, the strongest 1-suit player we ship)
+:func:`spider_env.agents.make_agent`: ``lookahead`` by default, the strongest 1-suit player we ship)
 played on it. Replaying the actions from the deal rebuilds every observation exactly, so the
 file is small (a few bytes per decision) and any observation encoding can be computed from it
 later (:func:`replay`). The teacher sees only what a player sees; the recorder reads nothing
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from spider_env.core.variants import Variant, get_variant
-from spider_env.env import SpiderEnv
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, SpiderEnv
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def record_demonstrations(
     variant: Variant | str = "spider-1suit",
     teacher: str = "lookahead",
     *,
-    max_steps: int = 1000,
+    max_steps: int = DEFAULT_MAX_EPISODE_STEPS,
     seed: int = 0,
     jobs: int = 1,
     progress: bool = False,

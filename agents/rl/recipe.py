@@ -1,177 +1,568 @@
-"""The RL recipe's plumbing: environments, the model, its sidecar, the model as an agent.
+"""The RL recipe, stage by stage: demonstrations, behaviour cloning, MaskablePPO fine-tuning.
 
-The stages (``examples/rl_demos.py``, ``rl_bc.py``, ``rl_finetune.py``; ``rl_recipe.py`` runs
-them all) share these (and ``examples/rl_common.py`` for win rates on validation deals). Deal
-sets are disjoint: test deals ``0..999`` (``spider-env evaluate``), validation deals
-``1000..`` (model selection and learning curves), training deals ``10000..`` (demonstrations
-and PPO). Needs the ``train`` extra.
+Each stage is a function of one settings dataclass (the flags of its example script):
+
+1. :func:`record_demos` (:class:`DemoSettings`, ``examples/rl_demos.py``): the teacher plays
+   training deals; its games are stored as action lists (:mod:`.imitation`);
+2. :func:`clone` (:class:`BCSettings`, ``rl_bc.py``): :class:`~.policy.ActionSetPolicy` learns
+   the teacher's choices in the won games and the returns (``bc.zip``, ``bc_curve.csv``);
+3. :func:`finetune` (:class:`FinetuneSettings`, ``rl_finetune.py``): MaskablePPO trains it
+   further on random training deals; the checkpoint (and way of choosing actions) that wins
+   the most validation deals is kept (``ppo.zip``, ``ppo_curve.csv``);
+4. :func:`run_recipe` (:class:`RecipeSettings`, ``rl_recipe.py``): all of them, then random,
+   greedy and lookahead on the validation deals (``baselines.json``) and the curves.
+
+The stages that measure take an :class:`~.measure.Evaluate` (the caller passes
+``spider_env.apps.evaluation.evaluate``). Deals: :mod:`.envs` (no stage plays the test deals).
 """
 
 from __future__ import annotations
 
+import csv
 import json
-from collections.abc import Callable, Sequence
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
+import numpy as np
+from spider_env.agents.model_format import ACTIONS_MODE, EnvSettings, Sidecar
 
-from spider_env.core.variants import Variant, get_variant
+from spider_env.core.variants import Variant, classic, get_variant, resolve_variant
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
 from spider_env.observation.actions import DEFAULT_ACTION_ROWS
-from spider_env.wrappers import ActionFeatures
 
-from .policy import ActionSetPolicy
+from .envs import env_factories, overlaps_test_deals, validation_deals
+from .measure import Evaluate, baselines, win_rate
+from .models import ACTION_SET_POLICY, load_model, save_model
+from .plots import RECIPE_BASELINES, plot_recipe
+from .settings import SettingsError, at_least, check
 
-SIDECAR_FORMAT = "spider-env-sb3-model 1"
-TEST_DEALS = range(0, 1000)
-VALIDATION_START = 1000
-TRAIN_DEALS = range(10_000, 2**32)
-REWARD_MODE = "runs"  # +1 per completed run, +10 on the win
+REWARD_MODE = "runs"  # +1 per completed run, +10 on the win (what the cloned value learns too)
+SUITS = {"choices": (1, 2, 4)}
 
 
-def make_env(
+def recipe_sidecar(
     variant: Variant | str,
-    deals: Sequence[int] | range = TRAIN_DEALS,
-    *,
-    order: str = "random",
-    slots: int = DEFAULT_ACTION_ROWS,
-    max_episode_steps: int = 1000,
-    reward_mode: str = REWARD_MODE,
-) -> gym.Env[Any, Any]:
-    """One training env: ``Spider-v0`` on ``deals``, monitored, with per-action features."""
-    from stable_baselines3.common.monitor import Monitor
-
-    import spider_env  # noqa: F401  (registers Spider-v0)
-    from spider_env.wrappers import DealRange
-
-    v = get_variant(variant)
-    env = gym.make(
-        "Spider-v0",
-        variant=v.name,
-        reward_mode=reward_mode,
-        max_episode_steps=max_episode_steps,
+    deterministic: bool,
+    action_rows: int = DEFAULT_ACTION_ROWS,
+    training: dict[str, Any] | None = None,
+) -> Sidecar:
+    """The sidecar of a recipe model: MaskablePPO, :class:`~.policy.ActionSetPolicy`, per-action
+    features, the ``"runs"`` reward."""
+    env = EnvSettings(
+        variant=get_variant(variant).spec_text(),
+        obs_mode=ACTIONS_MODE,
+        action_rows=action_rows,
+        reward_mode=REWARD_MODE,
+        max_episode_steps=DEFAULT_MAX_EPISODE_STEPS,
     )
-    env = Monitor(DealRange(env, deals, order=order), info_keywords=("completed_runs",))
-    return ActionFeatures(env, slots)
+    return Sidecar(
+        env=env,
+        algo="MaskablePPO",
+        policy=ACTION_SET_POLICY,
+        deterministic=deterministic,
+        training=training or {},
+    )
 
 
-def env_factories(
-    variant: Variant | str, n_envs: int, slots: int = DEFAULT_ACTION_ROWS, seed: int = 0
-) -> list[Callable[[], gym.Env[Any, Any]]]:
-    """``n_envs`` factories of training envs (each seeded ``seed + i`` at its first reset)."""
-    v = get_variant(variant).name
+# --- 1. demonstrations --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DemoSettings:
+    """Recording the teacher's games."""
 
-    def factory(i: int) -> Callable[[], gym.Env[Any, Any]]:
-        def make() -> gym.Env[Any, Any]:
-            env = make_env(v, slots=slots)
-            env.reset(seed=seed + i)
-            return env
+    teacher: str = "lookahead"
+    """the teacher: any agent of spider-env evaluate"""
+    suits: int = field(default=1, metadata=SUITS)
+    """suits of classic Spider"""
+    variant: str | None = None
+    """a variant name instead of --suits"""
+    deals: Sequence[int] = range(100_000, 103_000)
+    """training deals (start:stop; never the test deals 0..999)"""
+    max_steps: int = DEFAULT_MAX_EPISODE_STEPS
+    """step limit of a game"""
+    jobs: int = 1
+    """worker processes"""
+    out: str = "runs/rl_1suit/demos.npz"
+    """the demonstrations file"""
+    progress: bool = True
+    """show a progress bar"""
 
-        return make
+    def __post_init__(self) -> None:
+        at_least(self, 1, "max_steps", "jobs")
+        check(not overlaps_test_deals(self.deals), "deals",
+              "deals 0..999 are the test set: record demonstrations on others")  # fmt: skip
+        try:
+            self.game()
+        except ValueError as exc:
+            raise SettingsError("variant", str(exc)) from None
 
-    return [factory(i) for i in range(n_envs)]
+    def game(self) -> Variant:
+        """The variant played."""
+        return resolve_variant(self.variant, None if self.variant else self.suits)
+
+
+def record_demos(s: DemoSettings) -> dict[str, Any]:
+    """Play the teacher on ``s.deals`` and save its games to ``s.out``; a summary."""
+    from spider_env.agents import make_agent
+
+    from .imitation import record_demonstrations, save_demonstrations
+
+    variant = s.game()
+    try:
+        make_agent(s.teacher, variant)  # an unknown teacher fails here, not in a worker
+    except (ValueError, FileNotFoundError, ImportError) as exc:
+        raise SettingsError("teacher", str(exc)) from None
+    t0 = time.perf_counter()
+    demos = list(
+        record_demonstrations(
+            s.deals, variant, s.teacher, max_steps=s.max_steps, jobs=s.jobs, progress=s.progress
+        )
+    )
+    Path(s.out).parent.mkdir(parents=True, exist_ok=True)
+    save_demonstrations(s.out, demos, variant, s.teacher)
+    return {
+        "teacher": s.teacher,
+        "variant": variant.name,
+        "games": len(demos),
+        "won": sum(d.won for d in demos),
+        "decisions": sum(len(d.actions) for d in demos),
+        "seconds": time.perf_counter() - t0,
+        "out": s.out,
+    }
+
+
+# --- 2. behaviour cloning ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BCSettings:
+    """Behaviour cloning of the demonstrations into an ActionSetPolicy."""
+
+    demos: str = "runs/rl_1suit/demos.npz"
+    """the demonstrations file"""
+    out: str = "runs/rl_1suit/bc.zip"
+    """the cloned model (its curve goes beside it: <stem>_curve.csv)"""
+    epochs: int = 6
+    """passes over the decisions"""
+    batch_size: int = 512
+    """decisions per gradient step"""
+    lr: float = 1e-3
+    """Adam's learning rate (cosine-annealed)"""
+    hidden: int = 128
+    """width of the shared action network"""
+    eval_deals: int = 200
+    """validation deals per evaluation (0: none)"""
+    eval_every: int = 2
+    """epochs between evaluations (and after the last one)"""
+    jobs: int = 2
+    """processes for the evaluations"""
+    cache: str | None = None
+    """keep the replayed data set in this .npz"""
+    imitate_lost: bool = False
+    """also clone the first 400 decisions of lost games (where the teacher rarely wins)"""
+    seed: int = 0
+    """seed of the network and of the held-out games"""
+
+    def __post_init__(self) -> None:
+        at_least(self, 1, "epochs", "batch_size", "hidden", "eval_every", "jobs")
+        at_least(self, 0, "eval_deals")
+        check(self.lr > 0, "lr", f"must be > 0, got {self.lr}")
+
+
+def _write_curve(path: Path, rows: list[dict[str, Any]], keys: list[str]) -> None:
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def clone(s: BCSettings, evaluate: Evaluate) -> dict[str, Any]:
+    """Clone the demonstrations ``s.demos`` into ``s.out`` (MaskablePPO ``.zip`` + sidecar):
+    a tenth of the games (by deal) is held out to measure agreement with the teacher; every
+    ``eval_every`` epochs and after the last one the policy plays the validation deals, most
+    likely action and sampled (``<stem>_curve.csv``); the model plays the choice that won more
+    after the last epoch. Returns a summary."""
+    import torch
+
+    from .imitation import BCDataset, build_bc_dataset, load_demonstrations
+    from .policy import behaviour_clone
+
+    torch.set_num_threads(1)
+    torch.manual_seed(s.seed)
+    try:
+        demos, meta = load_demonstrations(s.demos)
+    except (OSError, ValueError) as exc:
+        raise SettingsError("demos", str(exc)) from None
+    variant = meta["variant"]
+    t0 = time.perf_counter()
+    if s.cache and Path(s.cache).exists():
+        data = BCDataset(**dict(np.load(s.cache)))
+    else:
+        data = build_bc_dataset(demos, variant, imitate_lost=s.imitate_lost)
+        if s.cache:
+            np.savez(s.cache, **{f.name: getattr(data, f.name) for f in fields(data)})
+    deals = np.unique(data.deal)
+    held = set(deals[np.random.default_rng(s.seed).permutation(len(deals))[: len(deals) // 10]])
+    is_valid = np.array([d in held for d in data.deal])
+    train, valid = data.subset(np.flatnonzero(~is_valid)), data.subset(np.flatnonzero(is_valid))
+    print(
+        f"{len(demos)} {meta['teacher']} games ({sum(d.won for d in demos)} won): "
+        f"{len(train)} training and {len(valid)} held-out decisions, "
+        f"{time.perf_counter() - t0:.0f} s to build"
+    )
+    model = new_model(variant, FinetuneSettings(n_envs=1, seed=s.seed), hidden=s.hidden)
+    eval_deals = validation_deals(s.eval_deals)
+    out = Path(s.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    curve_path = out.with_name(out.stem + "_curve.csv")
+    rows: list[dict[str, float]] = []
+
+    def log(row: dict[str, float]) -> None:
+        epoch = int(row["epoch"])
+        if s.eval_deals and (epoch % s.eval_every == 0 or epoch == s.epochs):
+            for det in (True, False):
+                side = recipe_sidecar(variant, det)
+                r = win_rate(model, side, eval_deals, evaluate, jobs=s.jobs)
+                row[f"win_rate_{'argmax' if det else 'sampled'}"] = r["win_rate"]
+        row["seconds"] = time.perf_counter() - t0
+        rows.append(dict(row))
+        print(json.dumps({k: round(v, 4) for k, v in row.items()}), flush=True)
+
+    behaviour_clone(
+        model.policy,
+        train,
+        valid,
+        epochs=s.epochs,
+        batch_size=s.batch_size,
+        lr=s.lr,
+        seed=s.seed,
+        log=log,
+    )
+    keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "epoch", k))
+    _write_curve(curve_path, rows, keys)
+    last = rows[-1]
+    deterministic = last.get("win_rate_argmax", 1.0) >= last.get("win_rate_sampled", 0.0)
+    wall = time.perf_counter() - t0
+    training = {
+        "stage": "behaviour cloning",
+        "demonstrations": s.demos,
+        "teacher": meta["teacher"],
+        "epochs": s.epochs,
+        "imitate_lost": s.imitate_lost,
+        "wall_time_s": round(wall, 1),
+        "validation_deals": f"{eval_deals.start}:{eval_deals.stop}",
+    }
+    save_model(model, out, recipe_sidecar(variant, deterministic, training=training))
+    return {"model": str(out), "deterministic": deterministic, "curve": str(curve_path),
+            "seconds": wall}  # fmt: skip
+
+
+# --- 3. fine-tuning ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FinetuneSettings:
+    """MaskablePPO fine-tuning of the cloned policy (small steps, so that the first updates do
+    not undo the cloning)."""
+
+    bc: str = "runs/rl_1suit/bc.zip"
+    """the cloned model"""
+    out: str = "runs/rl_1suit/ppo.zip"
+    """the fine-tuned model (curve: <stem>_curve.csv, checkpoints: <stem>_checkpoints/)"""
+    timesteps: int = 500_000
+    """training steps"""
+    n_envs: int = 8
+    """parallel training games"""
+    n_steps: int = 256
+    """rollout steps per env between updates"""
+    batch_size: int = 256
+    """minibatch size"""
+    n_epochs: int = 4
+    """passes over each rollout"""
+    learning_rate: float = 5e-5
+    """Adam's learning rate"""
+    clip_range: float = 0.1
+    """PPO's clip range"""
+    ent_coef: float = 0.0
+    """entropy bonus"""
+    gamma: float = 0.995
+    """discount factor"""
+    gae_lambda: float = 0.95
+    """GAE's lambda"""
+    target_kl: float = 0.02
+    """stop an update's epochs when the policy moved this far (KL)"""
+    eval_freq: int = 100_000
+    """steps between evaluations"""
+    eval_deals: int = 200
+    """validation deals per evaluation"""
+    jobs: int = 2
+    """processes for the evaluations"""
+    seed: int = 0
+    """seed of the model and of the training games"""
+
+    def __post_init__(self) -> None:
+        at_least(self, 1, "timesteps", "n_envs", "n_steps", "batch_size", "n_epochs")
+        at_least(self, 1, "eval_freq", "eval_deals", "jobs")
+        for name in ("learning_rate", "clip_range", "target_kl"):
+            check(getattr(self, name) > 0, name, f"must be > 0, got {getattr(self, name)}")
+        check(0 < self.gamma <= 1, "gamma", f"must be in (0, 1], got {self.gamma}")
+
+    def ppo_kwargs(self) -> dict[str, Any]:
+        """MaskablePPO's arguments."""
+        keys = ("n_steps", "batch_size", "n_epochs", "learning_rate", "gamma", "gae_lambda",
+                "clip_range", "ent_coef", "target_kl")  # fmt: skip
+        return {k: v for k, v in asdict(self).items() if k in keys}
 
 
 def new_model(
     variant: Variant | str,
+    s: FinetuneSettings | None = None,
     *,
-    n_envs: int = 8,
-    slots: int = DEFAULT_ACTION_ROWS,
     hidden: int = 128,
-    seed: int = 0,
-    **ppo_kwargs: Any,
+    action_rows: int = DEFAULT_ACTION_ROWS,
 ) -> Any:
-    """A ``MaskablePPO`` with :class:`ActionSetPolicy` on ``n_envs`` training envs."""
+    """A ``MaskablePPO`` with :class:`~.policy.ActionSetPolicy` (``hidden`` wide) on
+    ``s.n_envs`` training envs, with the PPO settings of ``s`` (default
+    :class:`FinetuneSettings`)."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    venv = DummyVecEnv(env_factories(variant, n_envs, slots, seed))
-    kwargs: dict[str, Any] = {
-        "n_steps": 256,
-        "batch_size": 256,
-        "n_epochs": 4,
-        "learning_rate": 5e-5,
-        "gamma": 0.995,
-        "gae_lambda": 0.95,
-        "clip_range": 0.1,
-        "ent_coef": 0.0,
-        "target_kl": 0.02,
-    }
-    kwargs.update(ppo_kwargs)
+    from .policy import ActionSetPolicy
+
+    s = s or FinetuneSettings()
+    env = recipe_sidecar(variant, True, action_rows).env
     return MaskablePPO(
         ActionSetPolicy,
-        venv,
+        DummyVecEnv(env_factories(env, s.n_envs, seed=s.seed)),
         policy_kwargs={"hidden": hidden, "value_hidden": hidden},
-        seed=seed,
+        seed=s.seed,
         device="cpu",
         verbose=0,
-        **kwargs,
+        **s.ppo_kwargs(),
     )
 
 
-def save_compact(model: Any, path: str | Path) -> None:
-    """Save ``model`` without its optimizer's running averages (Adam keeps two per weight,
-    which would triple the file): the policy is exactly the same and loads with the usual
-    ``MaskablePPO.load`` / ``PPO.load``; further training starts the optimizer afresh."""
-    opt = model.policy.optimizer
-    model.policy.optimizer = type(opt)(model.policy.parameters(), **opt.defaults)
+def finetune(s: FinetuneSettings, evaluate: Evaluate) -> dict[str, Any]:
+    """Fine-tune the cloned model ``s.bc`` into ``s.out``: evaluations every ``eval_freq``
+    steps (and of the cloned policy first), each a checkpoint; the one that won the most
+    validation deals (ties: the later) is saved, so fine-tuning never ships a worse policy
+    than it started from. Returns a summary."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    if not Path(s.bc).is_file():
+        raise SettingsError("bc", f"no model file {s.bc}")
+    bc_side = Sidecar.read(s.bc)
+    variant = bc_side.env.game() if bc_side is not None else None
+    if bc_side is None or variant is None:
+        raise SettingsError("bc", f"{s.bc} has no sidecar naming its game")
     try:
-        model.save(str(path))
-    finally:
-        model.policy.optimizer = opt
+        bc = load_model(s.bc, bc_side)
+    except (OSError, ValueError) as exc:
+        raise SettingsError("bc", f"cannot load {s.bc}: {exc}") from None
+    rows_n = bc_side.env.action_rows
+    model = new_model(variant, s, hidden=int(bc.policy.hidden), action_rows=rows_n)
+    model.policy.load_state_dict(bc.policy.state_dict())
+    out = Path(s.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ckpt_dir = out.with_name(out.stem + "_checkpoints")
+    ckpt_dir.mkdir(exist_ok=True)
+    curve_path = out.with_name(out.stem + "_curve.csv")
+    eval_deals = validation_deals(s.eval_deals)
+    rows: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    train_seconds = [0.0]
 
+    def evaluate_now(steps: int) -> None:
+        t = time.perf_counter()
+        row: dict[str, Any] = {"timesteps": steps}
+        for det in (True, False):
+            side = recipe_sidecar(variant, det, rows_n)
+            r = win_rate(model, side, eval_deals, evaluate, jobs=s.jobs)
+            row[f"win_rate_{'argmax' if det else 'sampled'}"] = r["win_rate"]
+            row[f"runs_{'argmax' if det else 'sampled'}"] = r["runs"]
+        path = ckpt_dir / f"step_{steps}.zip"
+        save_model(model, path, recipe_sidecar(variant, True, rows_n))
+        row["checkpoint"] = str(path)
+        row["train_seconds"] = round(train_seconds[0], 1)
+        row["eval_seconds"] = round(time.perf_counter() - t, 1)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
 
-def save_model(
-    model: Any,
-    path: str | Path,
-    variant: Variant | str,
-    *,
-    deterministic: bool,
-    slots: int = DEFAULT_ACTION_ROWS,
-    extra: dict[str, Any] | None = None,
-) -> Path:
-    """Save ``model`` (without the optimizer's running averages) and its JSON sidecar, which
-    tells ``spider-env evaluate --agent PATH`` the observation and how to choose actions."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_compact(model, path)
-    meta = {
-        "format": SIDECAR_FORMAT,
-        "algo": "MaskablePPO",
-        "policy": "spider_env.agents.rl.policy.ActionSetPolicy",
-        "use_masking": True,
-        "deterministic": bool(deterministic),
-        "env_id": "Spider-v0",
-        "env_kwargs": {
-            "variant": get_variant(variant).name,
-            "obs_mode": "actions",
-            "feature_slots": slots,
-            "reward_mode": REWARD_MODE,
-        },
-        "max_episode_steps": 1000,
-        **(extra or {}),
+    class Every(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.next = s.eval_freq
+            self.t = time.perf_counter()
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next:
+                train_seconds[0] += time.perf_counter() - self.t
+                evaluate_now(self.num_timesteps)
+                self.next += s.eval_freq
+                self.t = time.perf_counter()
+            return True
+
+        def _on_training_end(self) -> None:
+            train_seconds[0] += time.perf_counter() - self.t
+
+    evaluate_now(0)
+    model.learn(s.timesteps, callback=Every())
+    if model.num_timesteps - rows[-1]["timesteps"] >= s.n_steps * s.n_envs:
+        evaluate_now(model.num_timesteps)  # (not again for the end of the last rollout)
+    _write_curve(curve_path, rows, list(rows[0]))
+    # The best checkpoint and way of choosing actions on the validation deals (ties: later).
+    rate, steps, deterministic, row = max(
+        (
+            (r[f"win_rate_{m}"], r["timesteps"], m == "argmax", r)
+            for r in rows
+            for m in ("argmax", "sampled")
+        ),
+        key=lambda t: (t[0], t[1]),
+    )
+    chosen = load_model(row["checkpoint"])
+    wall = time.perf_counter() - t0
+    keys = ("n_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "clip_range",
+            "ent_coef", "gamma")  # fmt: skip
+    training = {
+        "stage": "MaskablePPO fine-tuning",
+        "from": s.bc,
+        "bc": {k: bc_side.training.get(k) for k in ("teacher", "demonstrations", "epochs")},
+        "timesteps": model.num_timesteps,
+        "chosen_timesteps": steps,
+        "validation_deals": f"{eval_deals.start}:{eval_deals.stop}",
+        "validation_win_rate": rate,
+        "wall_time_s": round(wall, 1),
+        "train_time_s": round(train_seconds[0], 1),
+        "hyperparameters": {k: getattr(s, k) for k in keys},
+        "seed": s.seed,
     }
-    path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
-    return path
+    save_model(chosen, out, recipe_sidecar(variant, deterministic, rows_n, training))
+    return {"model": str(out), "chosen_timesteps": steps, "deterministic": deterministic,
+            "validation_win_rate": rate, "curve": str(curve_path), "seconds": wall}  # fmt: skip
 
 
-def model_agent(model: Any, variant: Variant | str, deterministic: bool, seed: int = 0) -> Any:
-    """``model`` as an agent of the evaluation protocol (what ``--agent PATH`` plays)."""
-    from spider_env.agents.model import ACTIONS_MODE, SB3Agent
+# --- the whole recipe ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RecipeSettings:
+    """The whole recipe in one run (each stage's other settings: its defaults)."""
 
-    slots = int(model.observation_space["action_ids"].shape[0])
-    return SB3Agent(model, variant, ACTIONS_MODE, slots, deterministic, seed, name="model")
+    suits: int = field(default=1, metadata=SUITS)
+    """suits of classic Spider"""
+    dir: str | None = None
+    """output folder (default runs/rl_<suits>suit)"""
+    teacher: str = DemoSettings.teacher
+    """the teacher of the demonstrations"""
+    demo_deals: Sequence[int] = DemoSettings.deals
+    """training deals the teacher plays (start:stop)"""
+    jobs: int = 2
+    """processes for the demonstrations and the evaluations"""
+    epochs: int = BCSettings.epochs
+    """behaviour cloning's epochs"""
+    timesteps: int = FinetuneSettings.timesteps
+    """fine-tuning's steps"""
+    n_envs: int = FinetuneSettings.n_envs
+    """fine-tuning's parallel games"""
+    eval_freq: int = FinetuneSettings.eval_freq
+    """fine-tuning's steps between evaluations"""
+    eval_deals: int = FinetuneSettings.eval_deals
+    """validation deals per evaluation (and for the baselines)"""
+    imitate_lost: bool = False
+    """clone lost games' first decisions too (see rl_bc.py)"""
+    seed: int = 0
+    """seed of every stage"""
+    tiny: bool = False
+    """a smoke run (seconds): tiny budgets everywhere"""
+
+    def __post_init__(self) -> None:
+        at_least(self, 1, "jobs", "epochs", "timesteps", "n_envs", "eval_freq", "eval_deals")
+
+    def folder(self) -> Path:
+        """The output folder."""
+        return Path(self.dir or f"runs/rl_{self.suits}suit")
+
+    def stages(self) -> tuple[DemoSettings, BCSettings, FinetuneSettings]:
+        """The settings of the three stages."""
+        d = self.folder()
+        demos, bc, ppo = str(d / "demos.npz"), str(d / "bc.zip"), str(d / "ppo.zip")
+        stages = (
+            DemoSettings(teacher=self.teacher, suits=self.suits, deals=self.demo_deals,
+                         jobs=self.jobs, out=demos, progress=False),
+            BCSettings(demos=demos, out=bc, epochs=self.epochs, eval_deals=self.eval_deals,
+                       jobs=self.jobs, imitate_lost=self.imitate_lost, seed=self.seed),
+            FinetuneSettings(bc=bc, out=ppo, timesteps=self.timesteps, n_envs=self.n_envs,
+                             eval_freq=self.eval_freq, eval_deals=self.eval_deals,
+                             jobs=self.jobs, seed=self.seed),
+        )  # fmt: skip
+        if not self.tiny:
+            return stages
+        return (
+            replace(stages[0], deals=range(100_000, 100_003), max_steps=200),
+            replace(stages[1], epochs=1, eval_deals=2),
+            replace(stages[2], timesteps=128, n_envs=2, n_steps=64, batch_size=64,
+                    eval_freq=128, eval_deals=2),
+        )  # fmt: skip
+
+
+def recipe_baselines(
+    evaluate: Evaluate, variant: Variant | str, deals: range, jobs: int = 1
+) -> dict[str, Any]:
+    """Random, greedy and lookahead on ``deals`` (the recipe's ``baselines.json``)."""
+    played = baselines(evaluate, RECIPE_BASELINES, variant, deals, jobs=jobs)
+    return {
+        "variant": get_variant(variant).name,
+        "deals": f"{deals.start}:{deals.stop}",
+        **{name: {"win_rate": r.win_rate, "runs": r.mean_runs} for name, r in played.items()},
+    }
+
+
+def run_recipe(s: RecipeSettings, evaluate: Evaluate) -> dict[str, Any]:
+    """Every stage into ``s.folder()``, then ``model.zip`` (+ ``model.json``: the fine-tuned
+    model, which is the cloned one if no checkpoint won more validation deals),
+    ``baselines.json``, ``learning_curves.png`` and ``recipe.json`` (each stage's wall time,
+    returned)."""
+    d = s.folder()
+    d.mkdir(parents=True, exist_ok=True)
+    demo_s, bc_s, ppo_s = s.stages()
+    walls: dict[str, float] = {}
+    for name, run in (
+        ("demonstrations", lambda: record_demos(demo_s)),
+        ("behaviour cloning", lambda: clone(bc_s, evaluate)),
+        ("fine-tuning", lambda: finetune(ppo_s, evaluate)),
+    ):
+        print(f"== {name}", flush=True)
+        t = time.perf_counter()
+        print(json.dumps(run(), default=str), flush=True)
+        walls[name] = round(time.perf_counter() - t, 1)
+    ppo = Path(ppo_s.out)
+    shutil.copyfile(ppo, d / "model.zip")
+    shutil.copyfile(ppo.with_suffix(".json"), d / "model.json")
+    t = time.perf_counter()
+    base = recipe_baselines(evaluate, classic(s.suits), validation_deals(ppo_s.eval_deals), s.jobs)
+    (d / "baselines.json").write_text(json.dumps(base, indent=2) + "\n")
+    walls["baselines"] = round(time.perf_counter() - t, 1)
+    plot_recipe(d, d / "learning_curves.png")
+    training = ("demonstrations", "behaviour cloning", "fine-tuning")
+    summary = {
+        "suits": s.suits,
+        "wall_time_s": walls,
+        "training_wall_time_s": round(sum(walls[k] for k in training), 1),
+        "model": str(d / "model.zip"),
+        "curves": str(d / "learning_curves.png"),
+    }
+    (d / "recipe.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
 
 
 __all__ = [
     "REWARD_MODE",
-    "TEST_DEALS",
-    "TRAIN_DEALS",
-    "VALIDATION_START",
-    "env_factories",
-    "make_env",
-    "model_agent",
+    "BCSettings",
+    "DemoSettings",
+    "FinetuneSettings",
+    "RecipeSettings",
+    "clone",
+    "finetune",
     "new_model",
-    "save_compact",
-    "save_model",
+    "recipe_baselines",
+    "recipe_sidecar",
+    "record_demos",
+    "run_recipe",
 ]

@@ -360,7 +360,7 @@ def _model_game(args: argparse.Namespace, specs: list[str]) -> Any:
 
     if args.variant is not None or args.suits is not None:
         return _variant(args)
-    from spider_env.agents.model import ModelLoadError, sidecar_variant
+    from spider_env.agents.model_format import ModelLoadError, sidecar_variant
 
     games = {}
     for spec in specs:

@@ -1,7 +1,7 @@
 """Curricula for training: which deals an agent practises on, and how hard the game is.
 
-Two small pieces, usable with any RL library (only the optional SB3 callback needs
-Stable-Baselines3, imported when you ask for it):
+Two small pieces, usable with any RL library (only the SB3 callback and the trainer need
+Stable-Baselines3, imported when you ask for them):
 
 * :class:`Curriculum`: the schedule, pure Python. Stages are suit counts (default 1, then 2,
   then 4); :meth:`Curriculum.record` takes episode outcomes and moves on to the next stage
@@ -18,13 +18,20 @@ Stable-Baselines3, imported when you ask for it):
 Example (one env, no framework)::
 
     env = SuitCurriculum(curriculum=Curriculum(threshold=0.5, window=100),
-                         obs_mode="flat", reward_mode="shaped", train_deals=range(10_000, 2**32))
+                         obs_mode="flat", reward_mode="shaped", train_deals=TRAIN_DEALS)
+
+:func:`train_curriculum` trains MaskablePPO through a suit curriculum
+(``examples/curriculum.py``; settings: :class:`CurriculumSettings`).
 """
 
 from __future__ import annotations
 
+import json
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -35,6 +42,10 @@ from spider_env.core.variants import classic
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, SpiderEnv
 from spider_env.observation import DEFAULT_FEATURE_SLOTS, card_slot_width, feature_width
 from spider_env.wrappers import DealRange
+
+from .envs import TRAIN_DEALS, monitored, validation_deals
+from .sb3_train import PPOSettings, new_model, set_logger
+from .settings import SettingsError, check
 
 
 class Curriculum:
@@ -299,8 +310,144 @@ def sb3_curriculum_callback(
     return CurriculumCallback(verbose)
 
 
+@dataclass(frozen=True)
+class CurriculumSettings(PPOSettings):
+    """MaskablePPO through a suit curriculum: the PPO settings (``suits`` unused) and the
+    schedule."""
+
+    out: str = "runs/curriculum"
+    """output folder (logs, checkpoints, model)"""
+    stages: tuple[int, ...] = (1, 2, 4)
+    """suit counts, in order"""
+    threshold: float = 0.5
+    """win rate to move on"""
+    window: int = 200
+    """games the win rate is taken over"""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check(self.vec != "spider", "vec", "the curriculum changes each env's suits: use "
+              "dummy or subproc, not spider")  # fmt: skip
+        for name in ("stages", "threshold", "window"):  # Curriculum's rules, field by field
+            try:
+                Curriculum(**{name: getattr(self, name)})
+            except ValueError as exc:
+                raise SettingsError(name, str(exc)) from None
+
+
+def curriculum_env(s: CurriculumSettings, stage: int | None = None) -> gym.Env[Any, Any]:
+    """A monitored :class:`SuitCurriculum` env: training deals, or (``stage`` given) the
+    validation deals of that stage, in order."""
+    env: gym.Env[Any, Any] = SuitCurriculum(
+        stages=s.stages,
+        obs_mode=s.obs_mode,
+        train_deals=TRAIN_DEALS if stage is None else None,
+        max_episode_steps=s.max_episode_steps,
+        reward_mode=s.reward_mode,
+        feature_slots=s.feature_slots,
+    )
+    if stage is None:
+        return monitored(env)
+    env.unwrapped.set_stage(stage)  # type: ignore[attr-defined]
+    return monitored(env, validation_deals(s.eval_episodes), order="cycle")
+
+
+def validate(model: Any, s: CurriculumSettings, stage: int) -> dict[str, Any]:
+    """Win rate and mean completed runs of ``model`` (masks applied) on the validation deals
+    of ``stage``."""
+    import functools
+
+    from sb3_contrib.common.maskable.evaluation import evaluate_policy
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    eval_env = DummyVecEnv([functools.partial(curriculum_env, s, stage)])
+    successes: list[bool] = []
+    runs: list[int] = []
+
+    def on_step(locals_: dict[str, Any], _globals: dict[str, Any]) -> None:
+        if locals_["done"]:
+            successes.append(bool(locals_["info"].get("is_success")))
+            runs.append(int(locals_["info"].get("completed_runs", 0)))
+
+    evaluate_policy(
+        model,
+        eval_env,
+        n_eval_episodes=s.eval_episodes,
+        deterministic=s.deterministic,
+        callback=on_step,
+        warn=False,
+    )
+    eval_env.close()
+    deals = validation_deals(s.eval_episodes)
+    return {
+        "win_rate": float(np.mean(successes)),
+        "mean_completed_runs": float(np.mean(runs)),
+        "deals": f"{deals.start}:{deals.stop}",
+    }
+
+
+def train_curriculum(s: CurriculumSettings) -> dict[str, Any]:
+    """Train MaskablePPO through the curriculum of ``s``; at the end the model plays the
+    validation deals of every stage. Writes ``model.zip``, logs, checkpoints and
+    ``summary.json`` (returned) to ``s.out``. The model expects the widened curriculum
+    observation: load it with :class:`SuitCurriculum` (not ``spider-env evaluate``)."""
+    import functools
+
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    curriculum = Curriculum(s.stages, threshold=s.threshold, window=s.window)
+    torch.set_num_threads(s.torch_threads)
+    out = Path(s.out)
+    out.mkdir(parents=True, exist_ok=True)
+    fns: list[Callable[[], gym.Env[Any, Any]]] = [
+        functools.partial(curriculum_env, s) for _ in range(s.n_envs)
+    ]
+    env = SubprocVecEnv(fns) if s.vec == "subproc" and s.n_envs > 1 else DummyVecEnv(fns)
+    model = new_model(MaskablePPO, env, s)
+    set_logger(model, out, s.verbose)
+    stage_log: list[dict[str, Any]] = []
+
+    def advanced(c: Curriculum) -> None:
+        stage_log.append({"timesteps": int(model.num_timesteps), "now_suits": c.suits})
+        print(f"curriculum: moving on to {c.suits} suit(s) at {model.num_timesteps} steps")
+
+    callbacks: list[Any] = [sb3_curriculum_callback(curriculum, on_advance=advanced)]
+    if s.checkpoint_freq:
+        callbacks.append(
+            CheckpointCallback(
+                save_freq=max(s.checkpoint_freq // s.n_envs, 1),
+                save_path=str(out / "checkpoints"),
+                name_prefix="curriculum",
+            )
+        )
+    t0 = time.time()
+    model.learn(total_timesteps=s.timesteps, callback=CallbackList(callbacks))
+    wall = time.time() - t0
+    model.save(str(out / "model.zip"))
+    env.close()
+    summary = {
+        "timesteps": int(model.num_timesteps),
+        "wall_time_s": round(wall, 1),
+        "stages": list(s.stages),
+        "threshold": s.threshold,
+        "window": s.window,
+        "final_stage_suits": curriculum.suits,
+        "stage_changes": stage_log,
+        "validation": {f"{n} suit(s)": validate(model, s, i) for i, n in enumerate(s.stages)},
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
 __all__ = [
     "Curriculum",
+    "CurriculumSettings",
     "SuitCurriculum",
+    "curriculum_env",
     "sb3_curriculum_callback",
+    "train_curriculum",
+    "validate",
 ]

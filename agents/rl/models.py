@@ -1,0 +1,177 @@
+"""Trained models on the training side: load a ``.zip`` with the right class, turn its policy
+into a plain scoring function for the model player, save it (compactly) with its sidecar.
+
+This is where torch and Stable-Baselines3 meet the player: :func:`load_scoring_model` is what
+:func:`spider_env.agents.model.load_sb3_agent` calls, the one place a player reaches training
+code. The sidecar format itself is :mod:`spider_env.agents.model_format` (no torch).
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from spider_env.agents.model import SB3Agent, ScoringModel
+from spider_env.agents.model_format import ALGOS, ModelLoadError, Sidecar
+
+from .policy import ActionSetPolicy
+
+#: The sidecar's name of the RL recipe's policy class (what models saved now store).
+ACTION_SET_POLICY = f"{ActionSetPolicy.__module__}.{ActionSetPolicy.__qualname__}"
+
+
+def single_thread() -> None:
+    """One torch thread: batch-1 inference of small policies is several times faster than
+    with torch's default thread pool on a shared CPU (and ``--jobs`` gives the parallelism)."""
+    torch.set_num_threads(1)
+
+
+def algo_class(name: str) -> Any:
+    """The Stable-Baselines3 / sb3-contrib class called ``name`` (one of :data:`ALGOS`)."""
+    if name not in ALGOS:
+        raise ModelLoadError(f"unknown algorithm {name!r} (known: {', '.join(ALGOS)})")
+    if name == "MaskablePPO":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO
+    import stable_baselines3 as sb3
+
+    return getattr(sb3, name)
+
+
+def _algo_from_zip(path: str | Path) -> str | None:
+    """Guess the algorithm from the policy class stored in the zip's ``data`` entry."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            data = json.loads(zf.read("data").decode("utf-8"))
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    policy = data.get("policy_class", {})
+    module = str(policy.get("__module__", "")) if isinstance(policy, dict) else ""
+    if "maskable" in module:
+        return "MaskablePPO"
+    if "dqn" in module:
+        return "DQN"
+    return None
+
+
+def _custom_objects(side: Sidecar) -> dict[str, Any]:
+    """The policy class of an action-set model: its zip may name a module that moved (models
+    saved before the move name ``spider_env.agents.rl_policy``, which no longer imports)."""
+    return {"policy_class": ActionSetPolicy} if side.policy == ACTION_SET_POLICY else {}
+
+
+def load_model(path: str | Path, side: Sidecar | None = None, algo: str | None = None) -> Any:
+    """The Stable-Baselines3 model in ``path`` (on the CPU, one torch thread).
+
+    The class is ``algo``, else the sidecar's ``algo``, else a guess from the zip (then PPO, A2C
+    and DQN are tried in turn). :class:`ModelLoadError` if none loads it.
+    """
+    side = side if side is not None else Sidecar.read(path) or Sidecar()
+    names = [algo] if algo else [side.algo] if side.algo else []
+    if not names:
+        guess = _algo_from_zip(path)
+        names = [guess] if guess else ["PPO", "A2C", "DQN"]
+    single_thread()
+    errors = []
+    for name in names:
+        cls = algo_class(name)
+        try:
+            return cls.load(str(path), device="cpu", custom_objects=_custom_objects(side))
+        except Exception as exc:  # SB3 raises many kinds of errors for a foreign file
+            errors.append(f"{name}: {type(exc).__name__}: {exc}")
+    raise ModelLoadError(f"cannot load {path} as {' or '.join(names)}: {'; '.join(errors)}")
+
+
+def action_scores(model: Any) -> Callable[[Any], np.ndarray]:
+    """``model``'s score of every action as a function of its input (NumPy in, NumPy out): the
+    logits of its action distribution, or the Q-values of a DQN."""
+    policy = model.policy
+    q_net = getattr(policy, "q_net", None)
+
+    def scores(x: Any) -> np.ndarray:
+        obs_t, _ = policy.obs_to_tensor(x)
+        with torch.no_grad():
+            if q_net is not None:
+                out = q_net(obs_t)
+            else:
+                out = getattr(policy.get_distribution(obs_t).distribution, "logits", None)
+                if out is None:
+                    raise ModelLoadError(
+                        f"{type(policy).__name__} gives no action logits: cannot restrict its "
+                        "choices to legal actions"
+                    )
+        return np.asarray(out.cpu().numpy(), dtype=np.float64).reshape(-1)
+
+    return scores
+
+
+def scoring_model(model: Any) -> ScoringModel:
+    """What the model player needs of ``model``."""
+    n = int(model.action_space.n) if hasattr(model.action_space, "n") else -1
+    return ScoringModel(action_scores(model), model.observation_space, n)
+
+
+def load_scoring_model(
+    path: str | Path, side: Sidecar | None = None, algo: str | None = None
+) -> ScoringModel:
+    """:func:`load_model`, as the model player uses it."""
+    return scoring_model(load_model(path, side, algo))
+
+
+def model_agent(model: Any, side: Sidecar, seed: int = 0) -> SB3Agent:
+    """An in-memory ``model`` as the player ``spider-env evaluate --agent PATH`` would make of it
+    once saved with ``side``."""
+    env, variant = side.env, side.env.game()
+    if variant is None or env.obs_mode is None:
+        raise ValueError("model_agent needs a sidecar that names the game and the obs_mode")
+    return SB3Agent(
+        scoring_model(model),
+        variant,
+        env.obs_mode,
+        **env.input_size(),
+        deterministic=bool(side.deterministic),
+        seed=seed,
+        name="model",
+    )
+
+
+def save_compact(model: Any, path: str | Path) -> None:
+    """Save ``model`` without its optimizer's running averages (Adam keeps two per weight,
+    which would triple the file): the policy is exactly the same and loads with the usual
+    ``MaskablePPO.load`` / ``PPO.load``; further training starts the optimizer afresh
+    (checkpoints keep the full state)."""
+    opt = model.policy.optimizer
+    model.policy.optimizer = type(opt)(model.policy.parameters(), **opt.defaults)
+    try:
+        model.save(str(path))
+    finally:
+        model.policy.optimizer = opt
+
+
+def save_model(model: Any, path: str | Path, side: Sidecar) -> Path:
+    """Save ``model`` compactly (:func:`save_compact`) and its sidecar ``side`` next to it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    side.write(path)  # first: a sidecar that would not read back is refused before saving
+    save_compact(model, path)
+    return path
+
+
+__all__ = [
+    "ACTION_SET_POLICY",
+    "action_scores",
+    "algo_class",
+    "load_model",
+    "load_scoring_model",
+    "model_agent",
+    "save_compact",
+    "save_model",
+    "scoring_model",
+    "single_thread",
+]

@@ -1,0 +1,338 @@
+"""MaskablePPO or plain PPO over the ``flat`` observation (``examples/train_maskable_ppo.py``,
+``train_ppo_without_masks.py``): :class:`PPOSettings` and :func:`train` (importing this module
+imports neither torch nor SB3; training does).
+
+``--n-envs`` training games on random :data:`~.envs.TRAIN_DEALS`; every ``eval_freq`` steps
+the policy plays validation deals (:func:`eval_callback`: win rate, completed runs, share of
+illegal actions; ``eval.csv`` and TensorBoard); checkpoints; at the end the model with its
+sidecar, random and greedy on the validation deals (``baselines.json``), the learning curve and
+a summary.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from spider_env.agents.model_format import EnvSettings, Sidecar
+
+from spider_env.core.variants import classic
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
+from spider_env.observation import DEFAULT_FEATURE_SLOTS
+
+from .envs import TRAIN_DEALS, VEC_KINDS, eval_vec_env, train_vec_env, validation_deals
+from .plots import plot_runs, read_curve
+from .settings import at_least, check
+
+if TYPE_CHECKING:
+    from .measure import Evaluate
+
+
+@dataclass(frozen=True)
+class PPOSettings:
+    """A MaskablePPO / PPO run over the ``flat`` observation (one flag each)."""
+
+    suits: int = field(default=1, metadata={"choices": (1, 2, 4)})
+    """suits of classic Spider"""
+    timesteps: int = 1_000_000
+    """training steps"""
+    n_envs: int = 8
+    """parallel training games"""
+    vec: str = field(default="dummy", metadata={"choices": VEC_KINDS})
+    """DummyVecEnv of single envs, SubprocVecEnv, or 'spider': all training games in one
+    compiled SpiderVectorEnv through spider_env.sb3.SpiderSB3VecEnv"""
+    seed: int = 0
+    """seed of the model and of the training games"""
+    out: str = "runs/maskable_ppo"
+    """output folder (logs, checkpoints, model)"""
+    reward_mode: str = "shaped"
+    """the env's reward_mode"""
+    obs_mode: str = field(default="flat", metadata={"choices": ("flat",)})
+    """the learning encoding"""
+    feature_slots: int = DEFAULT_FEATURE_SLOTS
+    """face-up card slots per column"""
+    max_episode_steps: int = DEFAULT_MAX_EPISODE_STEPS
+    """step limit per game"""
+    illegal_action: str = "penalize"
+    """the env's answer to an illegal action (plain PPO meets it; masked policies never)"""
+    n_steps: int = 256
+    """rollout steps per env between updates"""
+    batch_size: int = 512
+    """minibatch size"""
+    n_epochs: int = 10
+    """passes over each rollout"""
+    learning_rate: float = 3e-4
+    """Adam's learning rate"""
+    gamma: float = 0.995
+    """discount factor"""
+    gae_lambda: float = 0.95
+    """GAE's lambda"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    net_arch: tuple[int, ...] = (256, 256)
+    """hidden layer sizes, comma separated"""
+    eval_freq: int = 100_000
+    """evaluate every N steps (0: never)"""
+    eval_episodes: int = 100
+    """validation deals per evaluation"""
+    eval_envs: int = 4
+    """envs of an evaluation"""
+    deterministic: bool = False
+    """evaluate (and play, per the sidecar) the most likely action; default: sample from the
+    policy (a deterministic policy tends to shuttle cards back and forth until the step limit)"""
+    checkpoint_freq: int = 250_000
+    """checkpoint every N steps (0: never)"""
+    torch_threads: int = 1
+    """torch.set_num_threads"""
+    baselines: str = field(default="compute", metadata={"choices": ("compute", "skip")})
+    """play random and greedy on the validation deals for the plot's lines"""
+    resume: str | None = None
+    """continue from this checkpoint zip (same settings; --timesteps more steps)"""
+    verbose: int = 0
+    """SB3's verbosity (1: log to stdout too)"""
+
+    def __post_init__(self) -> None:
+        at_least(self, 1, "timesteps", "n_envs", "eval_episodes", "eval_envs", "n_steps")
+        at_least(self, 1, "batch_size", "torch_threads", "max_episode_steps")
+        at_least(self, 0, "eval_freq", "checkpoint_freq", "feature_slots")
+        check(bool(self.net_arch), "net_arch", "needs at least one layer")
+        check(min(self.net_arch, default=1) >= 1, "net_arch", "needs positive layer sizes")
+        check(0 < self.gamma <= 1, "gamma", f"must be in (0, 1], got {self.gamma}")
+        check(self.learning_rate > 0, "learning_rate", "must be > 0")
+
+    def env(self) -> EnvSettings:
+        """The env of the run's training, validation and saved model."""
+        return EnvSettings(
+            variant=classic(self.suits).spec_text(),
+            obs_mode=self.obs_mode,
+            feature_slots=self.feature_slots,
+            reward_mode=self.reward_mode,
+            illegal_action=self.illegal_action,
+            max_episode_steps=self.max_episode_steps,
+        )
+
+    def hyperparameters(self) -> dict[str, Any]:
+        """The PPO arguments (as recorded in the sidecar)."""
+        keys = ("n_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma",
+                "gae_lambda", "ent_coef", "net_arch")  # fmt: skip
+        return {k: v for k, v in asdict(self).items() if k in keys}
+
+
+def new_model(cls: Any, venv: Any, s: PPOSettings) -> Any:
+    """A PPO-family model (``cls``: MaskablePPO or PPO) with an MLP policy."""
+    return cls(
+        "MlpPolicy",
+        venv,
+        n_steps=s.n_steps,
+        batch_size=s.batch_size,
+        n_epochs=s.n_epochs,
+        learning_rate=s.learning_rate,
+        gamma=s.gamma,
+        gae_lambda=s.gae_lambda,
+        ent_coef=s.ent_coef,
+        policy_kwargs={"net_arch": list(s.net_arch)},
+        seed=s.seed,
+        device="cpu",
+        verbose=s.verbose,
+    )
+
+
+def set_logger(model: Any, out: Path, verbose: int) -> None:
+    """CSV (``progress.csv``) and TensorBoard logs in ``out`` (and stdout with ``verbose``)."""
+    from stable_baselines3.common.logger import configure
+
+    model.set_logger(configure(str(out), ["csv", "tensorboard"] + (["stdout"] if verbose else [])))
+
+
+def eval_callback(csv_path: Path, **kwargs: Any) -> Any:
+    """A ``MaskableEvalCallback`` (masks applied unless ``use_masking=False``) that replays the
+    same validation deals at every evaluation and also records the mean number of completed
+    runs and the share of illegal actions; one CSV row per evaluation in ``csv_path`` and the
+    same values under ``eval/`` in TensorBoard."""
+    from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+
+    class SpiderEvalCallback(MaskableEvalCallback):
+        def __init__(self, **kw: Any) -> None:
+            super().__init__(**kw)
+            self.csv_path = csv_path
+            self.t0 = time.time()
+            self._runs: list[int] = []
+            self._steps = 0
+            self._illegal = 0
+
+        def _log_success_callback(self, locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
+            super()._log_success_callback(locals_, globals_)
+            info = locals_["info"]
+            self._steps += 1
+            self._illegal += bool(info.get("illegal_action"))
+            if locals_["done"]:
+                self._runs.append(int(info.get("completed_runs", 0)))
+                # recorded on every finished episode; the last value (all episodes) is dumped
+                self.logger.record("eval/mean_completed_runs", float(np.mean(self._runs)))
+                self.logger.record("eval/illegal_action_rate", self._illegal / self._steps)
+
+        def _on_step(self) -> bool:
+            due = self.eval_freq > 0 and self.n_calls % self.eval_freq == 0
+            if due:
+                self.eval_env.env_method("restart")  # the same deals at every evaluation
+                self._runs, self._steps, self._illegal = [], 0, 0
+            ok = super()._on_step()
+            if due:
+                self._write_row()
+            return ok
+
+        def _write_row(self) -> None:
+            row = {
+                "timesteps": self.num_timesteps,
+                "wall_time_s": round(time.time() - self.t0, 1),
+                "episodes": len(self._runs),
+                "win_rate": float(np.mean(self._is_success_buffer)),
+                "mean_completed_runs": float(np.mean(self._runs)),
+                "mean_reward": self.last_mean_reward,
+                "mean_length": float(np.mean(self.evaluations_length[-1]))
+                if self.evaluations_length
+                else float("nan"),
+                "illegal_action_rate": self._illegal / max(self._steps, 1),
+            }
+            new = not self.csv_path.exists()
+            with self.csv_path.open("a", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(row))
+                if new:
+                    w.writeheader()
+                w.writerow(row)
+
+    return SpiderEvalCallback(**kwargs)
+
+
+def cached_baselines(
+    evaluate: Evaluate, s: PPOSettings, cache: Path
+) -> dict[str, dict[str, float]]:
+    """Random and greedy on the run's validation deals (the learning curve's env and step
+    limit); kept in the JSON file ``cache``, keyed by those settings."""
+    from .measure import baselines
+
+    deals = validation_deals(s.eval_episodes)
+    key = f"suits={s.suits} deals={deals.start}:{deals.stop} steps={s.max_episode_steps}"
+    data: dict[str, Any] = json.loads(cache.read_text()) if cache.exists() else {}
+    if key not in data:
+        played = baselines(
+            evaluate, ("random", "greedy"), s.env().variant, deals,
+            max_steps=s.max_episode_steps,
+        )  # fmt: skip
+        data[key] = {
+            name: {"win_rate": r.win_rate, "mean_completed_runs": r.mean_runs}
+            for name, r in played.items()
+        }
+        cache.write_text(json.dumps(data, indent=2) + "\n")
+    return dict(data[key])
+
+
+def train(s: PPOSettings, algo: str, label: str, evaluate: Evaluate) -> dict[str, Any]:
+    """Train ``algo`` ("MaskablePPO" or "PPO") as ``s`` says; returns the summary.
+
+    Writes to ``s.out``: ``model.zip`` (compact, see :func:`~.models.save_compact`) +
+    ``model.json`` (sidecar), ``best_model/``, ``checkpoints/``, TensorBoard events,
+    ``progress.csv`` (SB3 logger), ``eval.csv`` (one row per evaluation), ``baselines.json``
+    (random and greedy, played by ``evaluate``), ``learning_curve.png``, ``summary.json``.
+    """
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+
+    from .models import save_model
+
+    torch.set_num_threads(s.torch_threads)
+    masked = algo == "MaskablePPO"
+    out = Path(s.out)
+    out.mkdir(parents=True, exist_ok=True)
+    eval_csv = out / "eval.csv"
+    if eval_csv.exists() and not s.resume:
+        eval_csv.unlink()  # a resumed run appends to its learning curve
+    env = s.env()
+    venv = train_vec_env(env, s.n_envs, s.vec)
+    deals = validation_deals(s.eval_episodes)
+    eval_env = eval_vec_env(env, deals, min(s.eval_envs, s.eval_episodes))
+    cls = MaskablePPO if masked else PPO
+    # --resume: a checkpoint (with its optimizer state), --timesteps more steps
+    model = cls.load(s.resume, env=venv, device="cpu") if s.resume else new_model(cls, venv, s)
+    set_logger(model, out, s.verbose)
+    callbacks = []
+    if s.eval_freq:
+        callbacks.append(
+            eval_callback(
+                eval_csv,
+                eval_env=eval_env,
+                n_eval_episodes=s.eval_episodes,
+                eval_freq=max(s.eval_freq // s.n_envs, 1),
+                log_path=str(out / "eval"),
+                best_model_save_path=str(out / "best_model"),
+                deterministic=s.deterministic,
+                use_masking=masked,
+                verbose=s.verbose,
+            )
+        )
+    if s.checkpoint_freq:
+        callbacks.append(
+            CheckpointCallback(
+                save_freq=max(s.checkpoint_freq // s.n_envs, 1),
+                save_path=str(out / "checkpoints"),
+                name_prefix=re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_"),
+            )
+        )
+    t0 = time.time()
+    model.learn(
+        total_timesteps=s.timesteps,
+        callback=CallbackList(callbacks),
+        reset_num_timesteps=not s.resume,
+    )
+    wall = time.time() - t0
+    model_path = out / "model.zip"
+    side = Sidecar(
+        env=env,
+        algo=algo,
+        policy="MlpPolicy",
+        deterministic=s.deterministic,
+        training={
+            "timesteps": s.timesteps,
+            "trained_timesteps": int(model.num_timesteps),
+            "wall_time_s": round(wall, 1),
+            "seed": s.seed,
+            "train_deals": f"{TRAIN_DEALS.start}:{TRAIN_DEALS.stop}",
+            "validation_deals": f"{deals.start}:{deals.stop}",
+            "hyperparameters": s.hyperparameters(),
+        },
+    )
+    save_model(model, model_path, side)
+    venv.close()
+    eval_env.close()
+
+    summary: dict[str, Any] = {
+        "label": label,
+        "algo": algo,
+        "timesteps": int(model.num_timesteps),
+        "wall_time_s": round(wall, 1),
+        "fps": round(model.num_timesteps / wall, 1),
+        "model": str(model_path),
+    }
+    rows = read_curve(eval_csv) if eval_csv.exists() else []
+    if rows:
+        summary["last_eval"] = rows[-1]
+    base: dict[str, dict[str, float]] = {}
+    if s.baselines == "compute" and s.eval_freq:
+        base = cached_baselines(evaluate, s, out / "baselines.json")
+        summary["baselines"] = base
+    if rows:
+        plot_runs([(label, eval_csv)], base, out / "learning_curve.png", suits=s.suits)
+        summary["plot"] = str(out / "learning_curve.png")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+__all__ = ["PPOSettings", "cached_baselines", "eval_callback", "new_model", "set_logger", "train"]
