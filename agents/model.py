@@ -194,7 +194,7 @@ def _shapes(space: Any) -> str:
     return "dict {" + ", ".join(f"{k}: {sub.shape}" for k, sub in spaces.items()) + "}"
 
 
-def infer_input(space: Any, variant: Variant) -> dict[str, Any]:
+def _infer_input(space: Any, variant: Variant) -> dict[str, Any]:
     """``obs_mode`` and its size (``feature_slots`` or ``action_rows``) of a model whose sidecar
     does not say, from its observation space."""
     spaces = getattr(space, "spaces", None)
@@ -251,7 +251,7 @@ def load_sb3_agent(
     model = load_scoring_model(path, side, algo)
     env = side.env
     if env.obs_mode is None:
-        size = infer_input(model.observation_space, v)
+        size = _infer_input(model.observation_space, v)
     else:
         size = {"obs_mode": env.obs_mode, **env.input_size()}
     if deterministic is None:
@@ -264,6 +264,5 @@ __all__ = [
     "ModelLoadError",
     "SB3Agent",
     "ScoringModel",
-    "infer_input",
     "load_sb3_agent",
 ]

@@ -212,6 +212,27 @@ def test_plot_script_draws_runs_side_by_side(maskable_run: Path, tmp_path: Path)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_every_setting_of_every_trainer_is_documented() -> None:
+    # CleanRL style: the string under each field is its documentation and its flag's help
+    from dataclasses import fields
+
+    from spider_env.agents.rl.curricula import CurriculumSettings
+    from spider_env.agents.rl.recipe import (
+        BCSettings,
+        DemoSettings,
+        FinetuneSettings,
+        RecipeSettings,
+    )
+    from spider_env.agents.rl.sb3_train import PPOSettings
+    from spider_env.agents.rl.settings import field_docs
+
+    for cls in (PPOSettings, CurriculumSettings, DemoSettings, BCSettings, FinetuneSettings,
+                RecipeSettings):  # fmt: skip
+        docs = field_docs(cls)
+        assert set(docs) == {f.name for f in fields(cls)}, cls
+        assert all(docs.values()), cls
+
+
 def test_bad_command_line_values_are_refused(tmp_path: Path) -> None:
     import train_maskable_ppo
 

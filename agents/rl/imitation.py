@@ -24,6 +24,7 @@ import numpy as np
 
 from spider_env.core.variants import Variant, get_variant
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, SpiderEnv
+from spider_env.rewards import RunsReward
 
 
 @dataclass(frozen=True)
@@ -162,8 +163,9 @@ class BCDataset:
 
     ``actions``/``action_ids``/``globals`` are the encoder's arrays (rows cut to the most any
     decision uses), ``target`` the row of the action played, ``returns`` the discounted return
-    from there under the ``"runs"`` reward (+1 per run, +10 on the win), ``imitate`` whether the
-    decision is cloned (decisions of won games) or only teaches the value, ``deal`` its deal.
+    from there under the ``"runs"`` reward (:class:`~spider_env.rewards.RunsReward`: +1 per
+    run, +10 on the win), ``imitate`` whether the decision is cloned (decisions of won games)
+    or only teaches the value, ``deal`` its deal.
     """
 
     actions: np.ndarray
@@ -236,7 +238,7 @@ def build_bc_dataset(
             rewards.append(0.0)
             n += 1
         if demo.won and rewards:
-            rewards[-1] += 1.0 + 10.0  # the last action completes the last run and wins
+            rewards[-1] += 1.0 + RunsReward().win_bonus  # it completes the last run and wins
         ret = np.zeros(len(rewards), np.float32)
         acc = 0.0
         for i in range(len(rewards) - 1, -1, -1):

@@ -57,7 +57,6 @@ def recipe_sidecar(
         obs_mode=ACTIONS_MODE,
         action_rows=action_rows,
         reward_mode=REWARD_MODE,
-        max_episode_steps=DEFAULT_MAX_EPISODE_STEPS,
     )
     return Sidecar(
         env=env,
@@ -87,8 +86,8 @@ class DemoSettings:
     """worker processes"""
     out: str = "runs/rl_1suit/demos.npz"
     """the demonstrations file"""
-    progress: bool = True
-    """show a progress bar"""
+    no_progress: bool = False
+    """hide the progress bar"""
 
     def __post_init__(self) -> None:
         at_least(self, 1, "max_steps", "jobs")
@@ -116,9 +115,10 @@ def record_demos(s: DemoSettings) -> dict[str, Any]:
     except (ValueError, FileNotFoundError, ImportError) as exc:
         raise SettingsError("teacher", str(exc)) from None
     t0 = time.perf_counter()
+    progress = not s.no_progress
     demos = list(
         record_demonstrations(
-            s.deals, variant, s.teacher, max_steps=s.max_steps, jobs=s.jobs, progress=s.progress
+            s.deals, variant, s.teacher, max_steps=s.max_steps, jobs=s.jobs, progress=progress
         )
     )
     Path(s.out).parent.mkdir(parents=True, exist_ok=True)
@@ -485,7 +485,7 @@ class RecipeSettings:
         demos, bc, ppo = str(d / "demos.npz"), str(d / "bc.zip"), str(d / "ppo.zip")
         stages = (
             DemoSettings(teacher=self.teacher, suits=self.suits, deals=self.demo_deals,
-                         jobs=self.jobs, out=demos, progress=False),
+                         jobs=self.jobs, out=demos, no_progress=True),
             BCSettings(demos=demos, out=bc, epochs=self.epochs, eval_deals=self.eval_deals,
                        jobs=self.jobs, imitate_lost=self.imitate_lost, seed=self.seed),
             FinetuneSettings(bc=bc, out=ppo, timesteps=self.timesteps, n_envs=self.n_envs,

@@ -146,9 +146,9 @@ def add_flags(
     parse: Mapping[str, Callable[[str], Any]] | None = None,
 ) -> None:
     """One flag per field of the dataclass ``cls`` except ``skip``: ``--name`` of the field's
-    type (``parse[name]`` turns the text into the value), ``--no-name`` for a bool field that
-    defaults to True; ``defaults`` replaces fields' defaults; a field's
-    ``metadata["choices"]`` limits its values."""
+    type (``parse[name]`` turns the text into the value; a bool field, False by default, is a
+    switch); ``defaults`` replaces fields' defaults; a field's ``metadata["choices"]`` limits
+    its values."""
     hints = typing.get_type_hints(cls)
     docs = field_docs(cls)
     defaults, parse = defaults or {}, parse or {}
@@ -159,12 +159,8 @@ def add_flags(
         help_text = docs.get(f.name, "")
         if hints[f.name] is bool:
             if default:
-                parser.add_argument(
-                    "--no-" + f.name.replace("_", "-"), dest=f.name, action="store_false",
-                    help=f"not: {help_text}",
-                )  # fmt: skip
-            else:
-                parser.add_argument(flag_name(f.name), action="store_true", help=help_text)
+                raise TypeError(f"{cls.__name__}.{f.name}: a switch must default to False")
+            parser.add_argument(flag_name(f.name), action="store_true", help=help_text)
             continue
         parser.add_argument(
             flag_name(f.name),
@@ -176,16 +172,14 @@ def add_flags(
         )
 
 
-def from_args(
-    parser: ArgumentParser, cls: type[T], argv: Sequence[str] | None = None, **fixed: Any
-) -> T:
-    """Parse ``argv`` (default: ``sys.argv``) into ``cls`` (fields without a flag from
-    ``fixed`` or their defaults). A bad value exits as :meth:`ArgumentParser.error` does."""
+def from_args(parser: ArgumentParser, cls: type[T], argv: Sequence[str] | None = None) -> T:
+    """Parse ``argv`` (default: ``sys.argv``) into ``cls`` (fields without a flag keep their
+    defaults). A bad value exits as :meth:`ArgumentParser.error` does."""
     args = parser.parse_args(argv)
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     values = {k: v for k, v in vars(args).items() if k in names}
     try:
-        return cls(**values, **fixed)
+        return cls(**values)
     except SettingsError as exc:
         parser.fail(exc)
 
