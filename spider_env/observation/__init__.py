@@ -5,6 +5,8 @@ The observation contract (what each array means) is the "Observation Space" sect
 
 * :mod:`~spider_env.observation.spaces`: the tableau codes, the feature layout's sizes and every
   ``obs_mode``'s space (the one home of those numbers);
+* :mod:`~spider_env.observation.assemble`: :class:`ObservationBuffers` (the arrays encoders write)
+  and :func:`assemble_observation`, the one place an observation is made of them;
 * :mod:`~spider_env.observation.encoders`: :class:`TableEncoder` (``obs_mode="dict"``) and
   :class:`FeatureEncoder` (``"features"`` / ``"flat"``), the pure encoders: the specification
   the compiled core's observations are held to;
@@ -13,7 +15,8 @@ The observation contract (what each array means) is the "Observation Space" sect
   into what a player knows (the players' and the per-action features' input).
 """
 
-from spider_env.observation.encoders import FeatureEncoder, TableEncoder
+from spider_env.observation.assemble import ObservationBuffers, assemble_observation
+from spider_env.observation.encoders import ColumnOverflowError, FeatureEncoder, TableEncoder
 from spider_env.observation.spaces import (
     CARD_OFFSET,
     DEFAULT_FEATURE_SLOTS,
@@ -38,9 +41,12 @@ __all__ = [
     "MAX_FEATURE_SLOTS",
     "NO_CARD",
     "OBS_MODES",
+    "ColumnOverflowError",
     "FeatureEncoder",
+    "ObservationBuffers",
     "TableEncoder",
     "TableView",
+    "assemble_observation",
     "card_slot_width",
     "feature_width",
     "flat_width",

@@ -4,7 +4,9 @@ observation layouts are made of.
 * the tableau codes :data:`NO_CARD`, :data:`FACE_DOWN`, :data:`CARD_OFFSET`;
 * the feature layout's sizes: :func:`card_slot_width`, :func:`feature_width` (``F``),
   :func:`globals_width` (``G``), :func:`flat_width` and their inverses
-  :func:`slots_for_feature_width` / :func:`slots_for_flat_width`;
+  :func:`slots_for_feature_width` / :func:`slots_for_flat_width`, where the card slots start
+  (:data:`N_COLUMN_SCALARS`, :data:`N_GLOBAL_SCALARS`) and :func:`face_down_scale`; the
+  compiled encoder receives these numbers from here (``spider_env.engine``), it computes none;
 * :func:`observation_space`, the space of every ``obs_mode``.
 """
 
@@ -24,7 +26,8 @@ FACE_DOWN = 1  # a face-down card
 CARD_OFFSET = 2  # a face-up card is CARD_OFFSET + card_id
 DEFAULT_FEATURE_SLOTS = 6
 OBS_MODES = ("dict", "features", "flat")
-N_GLOBAL_SCALARS = 6  # deals left, completed runs, completed runs per suit (4)
+N_COLUMN_SCALARS = 4  # face-down count, face-up count, empty flag, run length; then card slots
+N_GLOBAL_SCALARS = 6  # deals left, completed runs, completed runs per suit (4); then pile tops
 
 
 def card_slot_width(variant: Variant) -> int:
@@ -35,7 +38,7 @@ def card_slot_width(variant: Variant) -> int:
 
 def feature_width(variant: Variant, slots: int) -> int:
     """``F``, the features per column: ``4 + (slots + 1) * card_slot_width(variant)``."""
-    return 4 + (check_slots(slots) + 1) * card_slot_width(variant)
+    return N_COLUMN_SCALARS + (check_slots(slots) + 1) * card_slot_width(variant)
 
 
 def globals_width(variant: Variant) -> int:
@@ -43,6 +46,12 @@ def globals_width(variant: Variant) -> int:
     stock piles show their top card."""
     piles = len(variant.stock) if variant.pile_top_visible else 0
     return N_GLOBAL_SCALARS + piles * card_slot_width(variant)
+
+
+def face_down_scale(variant: Variant) -> int:
+    """What a column's face-down count is divided by in the features: the most face-down cards
+    dealt to a column (at least 1)."""
+    return max(max(variant.face_down), 1)
 
 
 def flat_width(variant: Variant, slots: int) -> int:
@@ -53,11 +62,11 @@ def flat_width(variant: Variant, slots: int) -> int:
 def slots_for_feature_width(variant: Variant, width: int) -> int:
     """The ``feature_slots`` whose ``F`` is ``width`` (inverse of :func:`feature_width`);
     ``ValueError`` if no slot count gives it."""
-    slots, rest = divmod(width - 4, card_slot_width(variant))
-    if width < 4 or rest or slots < 1:
+    slots, rest = divmod(width - N_COLUMN_SCALARS, card_slot_width(variant))
+    if width < N_COLUMN_SCALARS or rest or slots < 1:
         raise ValueError(
             f"{width} features per column is no feature layout of {variant.name} "
-            f"(F = 4 + (slots + 1) * {card_slot_width(variant)})"
+            f"(F = {N_COLUMN_SCALARS} + (slots + 1) * {card_slot_width(variant)})"
         )
     return slots - 1
 
@@ -142,9 +151,12 @@ __all__ = [
     "FACE_DOWN",
     "MAX_FEATURE_SLOTS",
     "NO_CARD",
+    "N_COLUMN_SCALARS",
+    "N_GLOBAL_SCALARS",
     "OBS_MODES",
     "card_slot_width",
     "check_slots",
+    "face_down_scale",
     "feature_width",
     "flat_width",
     "globals_width",
