@@ -17,9 +17,10 @@ Sections (``--sections``, default all: about 1-2 minutes; ``--quick``: a smoke r
   the stacked ``info``) and the pure-backend ``SpiderVectorEnv`` at N = 16.
   Issue target: >= 2M env-steps per CPU-second at N = 256.
 * ``where``: at N = 256 and 4096 (``--where-n``), CPU time of the kernel ``step_batch`` called
-  directly on the env's buffers vs the whole ``envs.step`` (Python overhead = the
-  difference), per-env kernel cost in ns, the cost of the Python pieces of a step (info dict,
-  observations, action sampling, each timed alone) and the step with ``copy=False``.
+  directly on the buffers of the env's engine (``spider_env.engine.CompiledEngine``) vs the
+  whole ``envs.step`` (Python overhead = the difference), per-env kernel cost in ns, the cost
+  of the Python pieces of a step (info dict, observations, action sampling, each timed alone)
+  and the step with ``copy=False``.
 * ``import``: fresh subprocesses with ``NUMBA_CACHE_DIR`` set to a new empty directory: cold
   (``import spider_env`` + make + reset + one step, numba compiles everything; then the same
   for the vector env), warm (the same with the filled cache) and ``import spider_env`` alone.
@@ -267,8 +268,10 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
             envs.sample_legal_actions()
         return calls * n
 
-    # The kernel alone, on the env's own buffers, with the env's next-step autoreset and step
-    # limit mirrored outside the timed call (a game with no legal id or at the limit is reset).
+    # The kernel alone, on the buffers of the env's engine, with the env's next-step autoreset
+    # and step limit mirrored outside the timed call (a game with no legal id or at the limit is
+    # reset).
+    e = envs._engine
     acts = np.zeros(n, dtype=np.int64)
     resets = np.full(n, -1, dtype=np.int64)
     elapsed = np.zeros(n, dtype=np.int64)
@@ -279,7 +282,7 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
 
     def kernel() -> int:
         for _ in range(calls):
-            seed[0] = np.uint64(k.sample_legal(envs._legal, acts, seed[0]))
+            seed[0] = np.uint64(k.sample_legal(e._legal, acts, seed[0]))
             ended = (acts < 0) | (elapsed >= MAX_STEPS)
             resets[:] = -1
             if ended.any():
@@ -288,12 +291,10 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
             np.maximum(acts, 0, out=acts)
             t0 = CLOCK()
             k.step_batch(
-                envs._pr, envs._states, acts, resets, envs._masks, envs._legal, envs._keys,
-                envs._rmode, envs._rw, envs._terminate_illegal, envs._obs_kind, envs._slots,
-                envs._tab.reshape(envs.num_envs, -1), envs._comp, envs._tops, envs._feat,
-                envs._rewards,
-                envs._terminated, envs._truncated, envs._ended, kernel_elapsed, -1,
-                envs._illegal, envs._info,
+                e._pr, e._states, acts, resets, e.masks, e._legal, e._keys, e._rmode, e._rw,
+                e.terminate_illegal, e._obs_kind, e._flay, e._tab, e.obs.completed,
+                e.obs.pile_tops, e.obs.features, e.rewards, e.terminated, e.truncated, e.ended,
+                kernel_elapsed, -1, e.illegal, e.counters,
             )  # fmt: skip
             kernel_time[0] += CLOCK() - t0
             elapsed[:] += 1
@@ -320,7 +321,7 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
     step_rate = best(a.repeats, lambda: measure(whole, a.seconds))
     kern_rate = best(a.repeats, kernel_rate)
     samp_rate = best(a.repeats, lambda: measure(sample_only, a.seconds / 2))
-    info_calls = piece(lambda: envs._make_info(envs._all_true, envs._illegal))
+    info_calls = piece(lambda: envs._make_info(envs._all_true))
     obs_calls = piece(envs._observations)
     nocopy_rate = best(a.repeats, lambda: vector_rate(n, a.seconds, copy=False))
     step_us = 1e6 * n / step_rate

@@ -1,15 +1,18 @@
-"""The Gymnasium environment: a thin shell over the rules core.
+"""The Gymnasium environment: a thin shell over one engine.
 
-Everything about legality comes from :func:`spider_env.core.rules.legal_actions`; observations from
-:mod:`spider_env.observation`, rewards from :mod:`spider_env.rewards`, text from
-:mod:`spider_env.render`. The full contract is the :class:`SpiderEnv` docstring.
+Everything about legality comes from :func:`spider_env.core.rules.legal_actions` (the pure engine,
+and the compiled core held to it); the engine (:mod:`spider_env.engine`, chosen once) plays the
+game and writes observations, masks and counters; observations are made by
+:func:`spider_env.observation.assemble_observation`, rewards come from :mod:`spider_env.rewards`,
+text from :mod:`spider_env.render`. The reset options are :func:`choose_start`, shared with the
+vector env. The full contract is the :class:`SpiderEnv` docstring.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -18,60 +21,23 @@ from gymnasium import spaces
 from spider_env.core.actions import Action, check_action_id, decode, describe, encode
 from spider_env.core.deals import deal_from_text, generate_deal
 from spider_env.core.interop import pysol_reset_option
-from spider_env.core.rules import (
-    IllegalMoveError,
-    apply_legal,  # legality is checked against the mask first
-    explain_illegal,
-    legal_actions,
-)
+from spider_env.core.rules import IllegalMoveError, explain_illegal
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant, resolve_variant
-from spider_env.fast import available as fast_available
-from spider_env.fast import load_kernel, refusal, warn_unavailable
-from spider_env.fast.layout import P_SIZE, STATE_DTYPE, from_array, params, to_array
+from spider_env.engine import Engine, choose_backend, make_engine
 from spider_env.observation import (
     DEFAULT_FEATURE_SLOTS,
-    FeatureEncoder,
-    TableEncoder,
-    feature_width,
-    globals_width,
+    ColumnOverflowError,
+    assemble_observation,
     observation_space,
 )
 from spider_env.render import render_text
-from spider_env.rewards import RewardFn, get_reward_fn, kernel_reward
+from spider_env.rewards import RewardFn, get_reward_fn
 
 DEFAULT_MAX_EPISODE_STEPS = 1000
 ILLEGAL_ACTION_POLICIES = ("penalize", "terminate", "raise")
-BACKENDS = ("auto", "compiled", "pure")
 DEAL_NUMBER_RANGE = 2**32  # deals drawn by reset(seed=...) are numbers in [0, 2**32)
-
-_K: Any = None  # the compiled kernel module, loaded by the first compiled env
-
-
-def choose_backend(backend: str, variant: Variant, reward_fn: object) -> str:
-    """``"compiled"`` or ``"pure"``: the engine an env with these arguments runs on.
-
-    ``"auto"`` takes the compiled core where it plays the variant (no undo) and the reward is a
-    built-in one, else the pure engine (with a one-line warning if only numba is missing);
-    ``"compiled"`` is a ``ValueError`` naming the reason where it cannot be used.
-    """
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    if backend == "pure":
-        return "pure"
-    why = refusal(variant)
-    if why is None and kernel_reward(reward_fn) is None:
-        why = (
-            f"the reward {reward_fn!r} is not one of the built-in reward classes (custom rewards "
-            "need State objects)"
-        )
-    if why is None:
-        return "compiled"
-    if backend == "compiled":
-        raise ValueError(f"backend='compiled' is not possible: {why}")
-    if not fast_available():
-        warn_unavailable()
-    return "pure"
+_ROW0 = np.zeros(1, dtype=np.int64)  # the single env's game, as the engine's rows
 
 
 #: The keys of ``info`` after every reset and step, in order (the "Information" section of the
@@ -115,19 +81,24 @@ def make_info(
     }
 
 
-def raise_column_overflow(state: State) -> None:
-    """The error of a table observation that cannot hold a column (``TableEncoder``'s)."""
-    v = state.variant
-    L = v.max_column_length
-    c, n = next((c, len(col)) for c, col in enumerate(state.cols) if len(col) > L)
-    raise RuntimeError(
-        f"column {c} holds {n} cards, more than the bound L={L} of {v.name}; refusing to drop "
-        "cards from the observation"
-    )
+def last_action_text(variant: Variant, state: State, action: int, refused: bool) -> str:
+    """The last action in words (what ``render`` shows); a refused one says why, read off
+    ``state``, the position it was refused in."""
+    text = describe(variant, action)
+    if not refused:
+        return text
+    return f"{text} (illegal, refused: {explain_illegal(state, action)})"
 
+
+# --- where a game starts ------------------------------------------------------------------------
 
 # A reset option turns its value into (starting state, deal name, deal number or -1).
 ResetOption = Callable[[Variant, Any], tuple[State, str, int]]
+
+
+def generated_deal_name(variant: Variant, deal_number: int) -> str:
+    """The name of deal ``deal_number`` of the generator (``Deal.name`` without the deal)."""
+    return f"{variant.name}#{deal_number}"
 
 
 def _option_deal(variant: Variant, deal_number: Any) -> tuple[State, str, int]:
@@ -197,6 +168,51 @@ def register_reset_option(name: str, fn: ResetOption) -> None:
     if current is not None and current is not fn:
         raise ValueError(f"reset option {name!r} is already registered")
     RESET_OPTIONS[name] = fn
+
+
+class Start(NamedTuple):
+    """Where a game starts: ``state`` (``None``: deal ``deal_number`` of the generator, which
+    the engine lays out itself), the deal's name and number (``-1`` if none)."""
+
+    state: State | None
+    deal_name: str
+    deal_number: int
+
+
+def choose_start(
+    variant: Variant, options: dict[str, Any] | None, rng: np.random.Generator | None
+) -> Start:
+    """The start ``reset(options=...)`` asks for (see "Starting State" in :class:`SpiderEnv`):
+    the one reset option given (:data:`RESET_OPTIONS`; unknown keys, several keys and positions
+    of another variant or too long for the observation are errors), or without options a deal
+    number in ``[0, 2**32)`` drawn from ``rng``."""
+    if options:
+        if not isinstance(options, dict):
+            raise TypeError(f"options must be a dict, got {type(options).__name__}")
+        unknown = [k for k in options if k not in RESET_OPTIONS]
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; known: {sorted(RESET_OPTIONS)}")
+        if len(options) > 1:
+            raise ValueError(f"give at most one way to choose the start, got {sorted(options)}")
+        ((key, value),) = options.items()
+        state, deal_name, deal_number = RESET_OPTIONS[key](variant, value)
+        return Start(_check_state(variant, state, key), deal_name, deal_number)
+    if rng is None:
+        raise ValueError("no reset option and no generator to draw a deal number from")
+    deal_number = int(rng.integers(0, DEAL_NUMBER_RANGE))
+    return Start(None, generated_deal_name(variant, deal_number), deal_number)
+
+
+def start_games(engine: Engine, rows: np.ndarray, starts: list[Start]) -> None:
+    """Start ``starts[r]`` in game ``rows[r]`` of ``engine`` (given positions and generated
+    deals, each in one engine call)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    given = [r for r, s in enumerate(starts) if s.state is not None]
+    drawn = [r for r, s in enumerate(starts) if s.state is None]
+    if given:
+        engine.start_states(rows[given], [starts[r].state for r in given])  # type: ignore[misc]
+    if drawn:
+        engine.start_deals(rows[drawn], [starts[r].deal_number for r in drawn])
 
 
 class UnsupportedRenderMode(ValueError, TypeError):
@@ -440,6 +456,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         self.illegal_reward = penalty
         self.mask_in_obs = bool(mask_in_obs)
         self.obs_mode = obs_mode
+        self.feature_slots = feature_slots
         self.render_mode = render_mode
         self.ascii = bool(ascii)
         self.color = bool(color)
@@ -458,20 +475,34 @@ class SpiderEnv(gym.Env[Any, np.int64]):
                 "spider_env.core.variants.register_variant (info['variant'] names it)"
             )
         self._variant_spec = v.spec_text()  # info["variant"]; get_variant() gives v back
-        self._state: State | None = None
+        self._runs_to_win = v.runs_to_win
         self._mask = np.zeros(self.n_actions, dtype=bool)
         self._done = False
         self._deal_name = ""
         self._deal_number = -1
         self._last: tuple[int, bool] | None = None  # (action, refused as illegal)
-        self._no_mask = bytes(self.n_actions)
-        self.backend = choose_backend(backend, v, self.reward_fn)
         self._started = False
-        pure = self.backend == "pure"  # the pure path's encoders; the compiled path's buffers
-        self._table = TableEncoder(v) if pure and obs_mode == "dict" else None
-        self._features = FeatureEncoder(v, feature_slots) if pure and obs_mode != "dict" else None
-        if not pure:
-            self._init_compiled(feature_slots)
+        self.backend = choose_backend(backend, v, self.reward_fn)
+        self._engine = make_engine(
+            self.backend, v, 1, obs_mode=obs_mode, feature_slots=feature_slots,
+            reward_fn=self.reward_fn, illegal_reward=penalty,
+            terminate_illegal=illegal_action == "terminate",
+        )  # fmt: skip
+        self._bind()
+
+    def _bind(self) -> None:
+        """The engine's views of the one game: its mask, counters, observation buffers."""
+        self._mask_row, self._counters, self._obs = self._engine.game(0)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in ("_mask_row", "_counters", "_obs"):  # views: made again on unpickling
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bind()
 
     # --- public helpers --------------------------------------------------------------------
     @property
@@ -492,9 +523,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         """The engine's full current state (HIDDEN cards included: not for agents)."""
         if not self._started:
             raise RuntimeError("the env has no state yet: call reset() first")
-        if self._state is None:  # compiled path: made from the state vector when asked for
-            self._state = from_array(self.variant, self._st)
-        return self._state
+        return self._engine.state(0)
 
     def action_masks(self) -> np.ndarray:
         """Bool array, True exactly for the legal actions of the current state."""
@@ -504,11 +533,9 @@ class SpiderEnv(gym.Env[Any, np.int64]):
 
     def legal_actions(self) -> list[int]:
         """The legal action ids of the current state (sorted, a fresh list)."""
-        if self.backend == "compiled":
-            if not self._started:
-                raise RuntimeError("the env has no state yet: call reset() first")
-            return np.flatnonzero(self._mask).tolist()
-        return legal_actions(self.state)
+        if not self._started:
+            raise RuntimeError("the env has no state yet: call reset() first")
+        return np.flatnonzero(self._mask).tolist()
 
     def decode_action(self, action: int) -> Action:
         """The :class:`~spider_env.core.actions.Action` behind an action id."""
@@ -557,12 +584,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         """The last action of this episode in words (``None`` right after reset)."""
         if self._last is None:
             return None
-        a, refused = self._last
-        text = describe(self.variant, a)
-        if not refused:
-            return text
         # a refused action left the state as it was: the reason is read off it when asked for
-        return f"{text} (illegal, refused: {explain_illegal(self.state, a)})"
+        return last_action_text(self.variant, self.state, *self._last)
 
     # --- Gymnasium API ---------------------------------------------------------------------
     def reset(
@@ -570,29 +593,20 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         self._last = None
-        if self.backend == "compiled":
-            out = self._reset_compiled(options)
-            self._started = True
-            if self.render_mode == "human":
-                self.render()
-            return out
-        state, self._deal_name, self._deal_number = self._starting_state(options)
+        start = choose_start(self.variant, options, self.np_random)
+        start_games(self._engine, _ROW0, [start])
+        self._deal_name, self._deal_number = start.deal_name, start.deal_number
         self._started = True
-        self._state = state
-        self._last = None
-        legal = legal_actions(state)
-        self._done = not legal
-        if self._table is not None:
-            self._table.reset(state)
-        elif self._features is not None:
-            self._features.reset(state)
-        mask = np.zeros(self.n_actions, dtype=bool)
-        mask[legal] = True
-        self._mask = mask
-        obs = self._observe(state)
+        self._mask = self._mask_row.copy()
+        n_legal, deals, score, moves, runs = self._counters.tolist()
+        self._done = n_legal == 0
+        obs = assemble_observation(self._obs, deals, self._mask if self.mask_in_obs else None)
         if self.render_mode == "human":
             self.render()
-        return obs, self._info(state, len(legal), False)
+        return obs, make_info(
+            self._mask, score, moves, runs, deals, runs >= self._runs_to_win, n_legal, False,
+            self._variant_spec,
+        )  # fmt: skip
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._started:
@@ -609,28 +623,27 @@ class SpiderEnv(gym.Env[Any, np.int64]):
                 a = check_action_id(self.variant, action)
             except TypeError as exc:
                 raise TypeError(f"invalid action {action!r}: {exc}") from None
-        if self.backend == "compiled":
-            return self._step_compiled(a)
-        st = self.state
         if self._mask[a]:
-            # The mask is legal_actions(st), so skip apply()'s second membership check.
-            new = apply_legal(st, a)
-            reward = self.reward_fn(st, a, new)
-            legal = legal_actions(new)
-            buf = bytearray(self._no_mask)
-            for i in legal:
-                buf[i] = 1
-            self._mask = np.frombuffer(buf, dtype=np.bool_)
-            self._state = new
-            terminated = not legal
+            try:
+                reward = self._engine.play(0, a)
+            except ColumnOverflowError:  # the move was played; its observation cannot be made
+                self._mask = self._mask_row.copy()
+                raise
+            self._mask = self._mask_row.copy()
+            n_legal, deals, score, moves, runs = self._counters.tolist()
+            terminated = n_legal == 0
             self._done = terminated
             self._last = (a, False)
-            obs = self._observe(new)
-            info = self._info(new, len(legal), False)
-        else:
+            illegal = False
+        else:  # the state, its observation and counters stay as they are
             reward, terminated = self._refuse(a)
-            obs = self._observe(st)
-            info = self._info(st, len(legal_actions(st)), True)
+            n_legal, deals, score, moves, runs = self._counters.tolist()
+            illegal = True
+        obs = assemble_observation(self._obs, deals, self._mask if self.mask_in_obs else None)
+        info = make_info(
+            self._mask, score, moves, runs, deals, runs >= self._runs_to_win, n_legal, illegal,
+            self._variant_spec,
+        )  # fmt: skip
         if self.render_mode == "human":
             self.render()
         return obs, reward, terminated, False, info
@@ -664,151 +677,14 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         self._mask = self._mask.copy()  # each step returns its own arrays
         return self.illegal_reward, terminated
 
-    def _init_compiled(self, feature_slots: int) -> None:
-        """Buffers of the compiled path: the state vector, legal ids, observation rows."""
-        global _K
-        if _K is None:
-            _K = load_kernel()
-        v = self.variant
-        self._pr = params(v)
-        self._st = np.full(int(self._pr[P_SIZE]), -1, dtype=STATE_DTYPE)
-        self._ids = np.empty(self.n_actions + 1, dtype=np.int32)
-        self._keys = np.zeros(64, dtype=np.int64)
-        mode, weights = kernel_reward(self.reward_fn)  # type: ignore[misc]
-        self._rmode = mode
-        self._rw = np.array((self.illegal_reward, *weights), dtype=np.float64)
-        self._obs_kind = 0 if self.obs_mode == "dict" else 1
-        self._slots = int(feature_slots)
-        self._ctab = np.zeros((v.n_columns, v.max_column_length), dtype=np.int8)
-        self._ccomp = np.zeros(4, dtype=np.int8)
-        self._ctops = np.zeros(len(v.stock), dtype=np.int8)
-        self._cF = v.n_columns * feature_width(v, self._slots) if self._obs_kind else 0
-        width = self._cF + globals_width(v) if self._obs_kind else 1
-        self._cfeat = np.zeros(width, dtype=np.float32)
-        self._cinfo = np.zeros(5, dtype=np.int64)
-
-    def _observe_compiled(self, deals_left: int) -> Any:
-        if self._obs_kind == 0:
-            obs: dict[str, Any] = {
-                "tableau": self._ctab.copy(),
-                "deals_left": np.int64(deals_left),
-                "completed": self._ccomp.copy(),
-            }
-            if self.variant.pile_top_visible:
-                obs["pile_tops"] = self._ctops.copy()
-        elif self.obs_mode == "flat":
-            return self._cfeat.copy()
-        else:
-            F = self._cF
-            obs = {
-                "columns": self._cfeat[:F].reshape(self.variant.n_columns, -1).copy(),
-                "globals": self._cfeat[F:].copy(),
-            }
-        if self.mask_in_obs:
-            obs["action_mask"] = self._mask.astype(np.int8)
-        return obs
-
-    def _info_compiled(self, illegal: bool) -> dict[str, Any]:
-        n_legal, deals, score, moves, runs = self._cinfo.tolist()
-        return make_info(
-            self._mask, score, moves, runs, deals, runs >= self.variant.runs_to_win, n_legal,
-            illegal, self._variant_spec,
-        )  # fmt: skip
-
-    def _reset_compiled(self, options: dict[str, Any] | None) -> tuple[Any, dict[str, Any]]:
-        v = self.variant
-        if options:
-            state, self._deal_name, self._deal_number = self._starting_state(options)
-            to_array(state, out=self._st)
-            self._state = state
-        else:
-            n = int(self.np_random.integers(0, DEAL_NUMBER_RANGE))
-            _K.reset_deal(self._pr, self._st, np.uint64(n))
-            self._deal_name, self._deal_number = f"{v.name}#{n}", n
-            self._state = None
-        mask = np.empty(self.n_actions, dtype=bool)
-        tab = self._ctab.reshape(-1)  # the kernel writes the table as one flat row
-        _K.observe_one(
-            self._pr, self._st, mask, self._ids, self._keys, self._obs_kind, self._slots,
-            tab, self._ccomp, self._ctops, self._cfeat, self._cinfo,
-        )  # fmt: skip
-        self._mask = mask
-        self._done = int(self._cinfo[0]) == 0
-        if self._cinfo[1] < 0:
-            raise_column_overflow(self.state)
-        obs = self._observe_compiled(int(self._cinfo[1]))
-        return obs, self._info_compiled(False)
-
-    def _step_compiled(self, a: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        if self._mask[a]:
-            mask = np.empty(self.n_actions, dtype=bool)
-            tab = self._ctab.reshape(-1)
-            reward = _K.step_one(
-                self._pr, self._st, a, mask, self._ids, self._keys, self._rmode, self._rw,
-                self._obs_kind, self._slots, tab, self._ccomp, self._ctops, self._cfeat,
-                self._cinfo,
-            )  # fmt: skip
-            self._mask = mask
-            self._state = None
-            if self._cinfo[1] < 0:
-                raise_column_overflow(self.state)
-            info = self._info_compiled(False)
-            terminated = info["legal_action_count"] == 0
-            self._done = terminated
-            self._last = (a, False)
-            obs = self._observe_compiled(info["deals_left"])
-        else:  # the state, its observation buffers and _cinfo stay as they are
-            reward, terminated = self._refuse(a)
-            obs = self._observe_compiled(int(self._cinfo[1]))
-            info = self._info_compiled(True)
-        if self.render_mode == "human":
-            self.render()
-        return obs, reward, terminated, False, info
-
-    def _starting_state(self, options: dict[str, Any] | None) -> tuple[State, str, int]:
-        if options:
-            if not isinstance(options, dict):
-                raise TypeError(f"options must be a dict, got {type(options).__name__}")
-            unknown = [k for k in options if k not in RESET_OPTIONS]
-            if unknown:
-                raise ValueError(
-                    f"unknown reset option(s) {unknown}; known: {sorted(RESET_OPTIONS)}"
-                )
-            if len(options) > 1:
-                raise ValueError(f"give at most one way to choose the start, got {sorted(options)}")
-            ((key, value),) = options.items()
-            state, deal_name, deal_number = RESET_OPTIONS[key](self.variant, value)
-            return _check_state(self.variant, state, key), deal_name, deal_number
-        deal_number = int(self.np_random.integers(0, DEAL_NUMBER_RANGE))
-        d = generate_deal(self.variant, deal_number)
-        return State.from_deal(d), d.name, deal_number
-
-    def _observe(self, state: State) -> Any:
-        if self._table is not None:
-            obs = self._table.encode(state)
-        else:
-            assert self._features is not None
-            cols, glob = self._features.encode(state)
-            if self.obs_mode == "flat":
-                return np.concatenate((cols.ravel(), glob))
-            obs = {"columns": cols, "globals": glob}
-        if self.mask_in_obs:
-            obs["action_mask"] = self._mask.astype(np.int8)
-        return obs
-
-    def _info(self, state: State, n_legal: int, illegal: bool) -> dict[str, Any]:
-        runs = sum(state.completed)
-        return make_info(
-            self._mask, state.score, state.moves, runs, state.deals_left,
-            runs >= self.variant.runs_to_win, n_legal, illegal, self._variant_spec,
-        )  # fmt: skip
-
 
 __all__ = [
     "DEFAULT_MAX_EPISODE_STEPS",
     "INFO_KEYS",
     "RESET_OPTIONS",
     "SpiderEnv",
+    "Start",
     "UnsupportedRenderMode",
+    "choose_start",
     "register_reset_option",
 ]

@@ -23,7 +23,13 @@ import gymnasium as gym
 import numpy as np
 
 from spider_env.env import SpiderEnv
-from spider_env.observation import DEFAULT_FEATURE_SLOTS, FeatureEncoder, observation_space
+from spider_env.observation import (
+    DEFAULT_FEATURE_SLOTS,
+    FeatureEncoder,
+    ObservationBuffers,
+    assemble_observation,
+    observation_space,
+)
 from spider_env.observation.actions import DEFAULT_ACTION_ROWS, ActionFeatureEncoder
 
 
@@ -47,14 +53,13 @@ class FeatureObservation(gym.ObservationWrapper[Any, np.int64, Any]):
     ) -> None:
         super().__init__(env)
         base = _spider(env)
-        self._encoder = FeatureEncoder(base.variant, slots)
-        self._flat = bool(flat)
+        mode = "flat" if flat else "features"
+        self._buffers = ObservationBuffers(base.variant, mode, slots)
+        self._encoder = FeatureEncoder(base.variant, slots, out=self._buffers)
         self._with_mask = bool(base.mask_in_obs)
-        if self._flat and self._with_mask:
+        if flat and self._with_mask:
             raise ValueError("flat=True cannot carry the action mask; use flat=False")
-        self.observation_space = observation_space(
-            base.variant, "flat" if self._flat else "features", slots, self._with_mask
-        )
+        self.observation_space = observation_space(base.variant, mode, slots, self._with_mask)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -64,13 +69,9 @@ class FeatureObservation(gym.ObservationWrapper[Any, np.int64, Any]):
         return self.observation(obs), info
 
     def observation(self, observation: Any) -> Any:
-        cols, glob = self._encoder.encode(_spider(self.env).state)
-        if self._flat:
-            return np.concatenate((cols.ravel(), glob))
-        out = {"columns": cols, "globals": glob}
-        if self._with_mask:
-            out["action_mask"] = observation["action_mask"]
-        return out
+        self._encoder.write(_spider(self.env).state)
+        mask = observation["action_mask"] if self._with_mask else None
+        return assemble_observation(self._buffers, action_mask=mask)
 
 
 class SpiderMethods(gym.Wrapper[Any, np.int64, Any, np.int64], gym.utils.RecordConstructorArgs):

@@ -48,6 +48,7 @@ from spider_env.core.deals import deck, generate_deal
 from spider_env.core.rules import IllegalMoveError
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant, get_variant
+from spider_env.engine import compiled_feature_layout
 from spider_env.fast import FastGame, available, layout, load_kernel
 from spider_env.fast.layout import (
     CompiledCoreRefused,
@@ -133,6 +134,7 @@ class Mirror:
         self.comp = np.full(4, 99, dtype=np.int8)
         self.tops = np.full(len(v.stock), 99, dtype=np.int8)
         self.rows = {k: np.full(flat_width(v, k), 9.0, dtype=np.float32) for k in slots}
+        self.layouts = {k: compiled_feature_layout(v, k) for k in slots}
         self.deals_left = -1
         self.table_ok = True  # False once a column outgrew L: the table is no longer kept
         if obs:
@@ -151,7 +153,7 @@ class Mirror:
             self.pr, self.st, dirty, full, self.tab.reshape(-1), self.comp, self.tops
         )
         for k, row in self.rows.items():
-            K.write_features(self.pr, self.st, dirty, k, row)
+            K.write_features(self.pr, self.st, dirty, self.layouts[k], row)
 
     def legal(self) -> list[int]:
         n = K.legal_ids(self.pr, self.st, self.ids, self.keys)

@@ -66,6 +66,7 @@ PREFIXES = {
 ENV_MODULES = frozenset(
     {
         "spider_env",
+        "spider_env.engine",
         "spider_env.env",
         "spider_env.registration",
         "spider_env.render",

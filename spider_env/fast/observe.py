@@ -2,6 +2,10 @@
 ``dict`` observation of ``TableEncoder``) and :func:`write_features` (the learning encoding of
 ``FeatureEncoder``), both rewriting only the columns a step changed. The pure encoders are the
 specification; ``tests/test_fast_differential.py`` compares the buffers with them.
+
+The sizes of the learning encoding are not computed here: :func:`feature_layout` packs the
+numbers :mod:`spider_env.observation` computes (``F``, ``G``...) into the vector
+:func:`write_features` reads (the engine of ``spider_env.engine`` makes it).
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ from spider_env.fast.layout import (
     H_COMP,
     P_C,
     P_COPIES,
-    P_DOWNNORM,
     P_L,
     P_LOBS,
     P_NP,
@@ -25,11 +28,30 @@ from spider_env.fast.layout import (
     P_ORUN,
     P_OSTOCK,
     P_PS,
-    P_SUITS,
     P_TOPVIS,
     P_TOWIN,
 )
 from spider_env.fast.rules import completed_runs, deals_left
+
+# The positions in the feature layout vector (int64) that write_features reads.
+FL_F = 0  # F, the features per column
+FL_SLOT_WIDTH = 1  # values per card slot
+FL_G = 2  # G, the length of the globals
+FL_SLOTS = 3  # face-up card slots per column (feature_slots)
+FL_DOWN_SCALE = 4  # what the face-down count is divided by
+FL_SLOT0 = 5  # where a column's first card slot starts
+FL_TOPS0 = 6  # where the globals' first pile-top slot starts
+FL_SIZE = 7
+
+
+def feature_layout(
+    *, F: int, slot_width: int, G: int, slots: int, down_scale: int, slot0: int, tops0: int
+) -> np.ndarray:
+    """The feature layout vector of :func:`write_features`, from sizes computed elsewhere."""
+    out = np.zeros(FL_SIZE, dtype=np.int64)
+    out[FL_F], out[FL_SLOT_WIDTH], out[FL_G], out[FL_SLOTS] = F, slot_width, G, slots
+    out[FL_DOWN_SCALE], out[FL_SLOT0], out[FL_TOPS0] = down_scale, slot0, tops0
+    return out
 
 
 @jit_inline
@@ -94,17 +116,20 @@ def _card_slot(row: np.ndarray, off: int, card: int, has_suit: bool) -> None:
 
 
 @jit_inline
-def write_features(pr: np.ndarray, st: np.ndarray, dirty: int, slots: int, row: np.ndarray) -> None:
+def write_features(
+    pr: np.ndarray, st: np.ndarray, dirty: int, lay: np.ndarray, row: np.ndarray
+) -> None:
     """The learning encoding (``observation.FeatureEncoder``) into one flat ``float32`` row:
     column ``c`` at ``c * F`` (only the columns in bit mask ``dirty``), then the globals at
-    ``C * F``."""
+    ``C * F``; the sizes come from ``lay`` (:func:`feature_layout`)."""
     C = pr[P_C]
     L = pr[P_L]
-    suits = pr[P_SUITS]
-    has_suit = suits > 1
-    width = N_RANKS + (suits if has_suit else 0)
-    F = 4 + (slots + 1) * width
-    down_norm = float(pr[P_DOWNNORM])
+    F = lay[FL_F]
+    width = lay[FL_SLOT_WIDTH]
+    slots = lay[FL_SLOTS]
+    slot0 = lay[FL_SLOT0]
+    has_suit = width > N_RANKS
+    down_scale = float(lay[FL_DOWN_SCALE])
     for c in range(C):
         if dirty & (1 << c):
             off = c * F
@@ -115,21 +140,19 @@ def write_features(pr: np.ndarray, st: np.ndarray, dirty: int, slots: int, row: 
             run = st[pr[P_ORUN] + c]
             up = n - down
             base = pr[P_OCOLS] + c * L
-            row[off] = down / down_norm
+            row[off] = down / down_scale
             row[off + 1] = up / N_RANKS
             row[off + 2] = 1.0 if n == 0 else 0.0
             row[off + 3] = run / N_RANKS
             if run:
-                _card_slot(row, off + 4, st[base + n - run], has_suit)
-            first = off + 4 + width
+                _card_slot(row, off + slot0, st[base + n - run], has_suit)
+            first = off + slot0 + width
             for i in range(min(slots, up)):
                 _card_slot(row, first + i * width, st[base + n - 1 - i], has_suit)
     g = C * F
-    n_piles = pr[P_NP]
-    topvis = pr[P_TOPVIS] != 0
-    n_glob = 6 + (n_piles * width if topvis else 0)
-    for i in range(n_glob):
+    for i in range(lay[FL_G]):
         row[g + i] = 0.0
+    n_piles = pr[P_NP]
     if n_piles:
         row[g] = deals_left(pr, st) / n_piles
     runs = completed_runs(st)
@@ -137,11 +160,12 @@ def write_features(pr: np.ndarray, st: np.ndarray, dirty: int, slots: int, row: 
     per = pr[P_COPIES]
     for s in range(4):
         row[g + 2 + s] = st[H_COMP + s] / per
-    if topvis:
+    if pr[P_TOPVIS] != 0:
         o_pile = pr[P_OPILE]
+        tops0 = g + lay[FL_TOPS0]
         for j in range(n_piles):
             if st[o_pile + j] > 0:
-                _card_slot(row, g + 6 + j * width, st[pr[P_OSTOCK] + j * pr[P_PS]], has_suit)
+                _card_slot(row, tops0 + j * width, st[pr[P_OSTOCK] + j * pr[P_PS]], has_suit)
 
 
 refresh_cache(globals())

@@ -1,8 +1,16 @@
-"""Steps of whole env transitions, compiled: a single env's step (:func:`step_one`,
-:func:`observe_one`) and ``N`` games in one call (:func:`step_batch` with next-step autoreset,
-:func:`observe_rows`, :func:`sample_legal`): apply, legal ids and mask, observation, reward and
-step bookkeeping, each from its own module (:mod:`~spider_env.fast.rules`,
-:mod:`~spider_env.fast.deals`, :mod:`~spider_env.fast.observe`, :mod:`~spider_env.fast.rewards`).
+"""Steps of whole env transitions, compiled, over the buffers of ``N`` games (the compiled
+engine of :mod:`spider_env.engine`): one legal action of one game (:func:`step_one`, the single
+env's step), every game in one call (:func:`step_batch`, with next-step autoreset), games set from
+outside (:func:`reset_rows` + :func:`observe_rows`) and :func:`sample_legal`: apply, legal ids and
+mask, observation, reward and step bookkeeping, each from its own module
+(:mod:`~spider_env.fast.rules`, :mod:`~spider_env.fast.deals`, :mod:`~spider_env.fast.observe`,
+:mod:`~spider_env.fast.rewards`).
+
+The buffers of game ``i``: its state vector, ``masks[i]``, ``legal[i]`` (``legal[i, 0]`` the
+count of legal ids, the ids follow), the observation (``obs_kind`` 0: the table ``tab[i]`` as one
+flat row + ``comp[i]`` + ``tops[i]``; 1: the features row ``feat[i]``, laid out by ``flay``, see
+:func:`~spider_env.fast.observe.feature_layout`) and ``info[i] = [n_legal, deals_left, score,
+moves, completed_runs]``, always those of its current position.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ def _write_obs(
     dirty: int,
     full: bool,
     obs_kind: int,
-    slots: int,
+    flay: np.ndarray,
     tab: np.ndarray,
     comp: np.ndarray,
     tops: np.ndarray,
@@ -41,7 +49,7 @@ def _write_obs(
     row); returns deals left, or -1 when the table cannot hold a column."""
     if obs_kind == 0:
         return write_table(pr, st, dirty, full, tab, comp, tops)
-    write_features(pr, st, dirty, slots, feat)
+    write_features(pr, st, dirty, flay, feat)
     return deals_left(pr, st)
 
 
@@ -78,51 +86,29 @@ def step_one(
     mode: int,
     w: np.ndarray,
     obs_kind: int,
-    slots: int,
+    flay: np.ndarray,
     tab: np.ndarray,
     comp: np.ndarray,
     tops: np.ndarray,
     feat: np.ndarray,
     info: np.ndarray,
 ) -> float:
-    """One legal action of a single env: apply, legal ids + mask, observation, reward.
-
-    ``obs_kind`` 0 writes the table observation, 1 the features row. ``info`` receives
-    ``[n_legal, deals_left, score, moves, completed_runs]``. Returns the reward.
-    """
-    s0 = score(pr, st)
-    r0 = completed_runs(st)
+    """Legal action ``a`` of one game (the rows of its buffers, see the module docstring):
+    apply, legal ids + mask, observation, ``info``. Returns the reward."""
+    s0 = info[2]  # the score and runs of the position before (always kept)
+    r0 = info[4]
     v0 = st[H_REVEALS]
+    for j in range(legal[0]):
+        mask[legal[1 + j]] = False
     dirty = apply_action(pr, st, a)
-    n = legal_ids(pr, st, legal, keys)
-    _new_mask(pr, mask, legal, n)
-    dl = _write_obs(pr, st, dirty, False, obs_kind, slots, tab, comp, tops, feat)
+    n = legal_ids(pr, st, legal[1:], keys)
+    legal[0] = n
+    for j in range(n):
+        mask[legal[1 + j]] = True
+    dl = _write_obs(pr, st, dirty, False, obs_kind, flay, tab, comp, tops, feat)
     s1 = score(pr, st)
     _set_info(st, n, dl, s1, info)
     return reward_of(pr, mode, w, s0, r0, v0, s1, st)
-
-
-@jit
-def observe_one(
-    pr: np.ndarray,
-    st: np.ndarray,
-    mask: np.ndarray,
-    legal: np.ndarray,
-    keys: np.ndarray,
-    obs_kind: int,
-    slots: int,
-    tab: np.ndarray,
-    comp: np.ndarray,
-    tops: np.ndarray,
-    feat: np.ndarray,
-    info: np.ndarray,
-) -> None:
-    """Legal ids, mask, the whole observation and ``info`` of ``st`` (after a reset)."""
-    n = legal_ids(pr, st, legal, keys)
-    _new_mask(pr, mask, legal, n)
-    full = (1 << pr[P_C]) - 1
-    dl = _write_obs(pr, st, full, True, obs_kind, slots, tab, comp, tops, feat)
-    _set_info(st, n, dl, score(pr, st), info)
 
 
 # --- N games in one call ------------------------------------------------------------------------
@@ -141,7 +127,7 @@ def step_batch(
     w: np.ndarray,
     terminate_illegal: bool,
     obs_kind: int,
-    slots: int,
+    flay: np.ndarray,
     tab: np.ndarray,
     comp: np.ndarray,
     tops: np.ndarray,
@@ -241,7 +227,7 @@ def step_batch(
             if dl < 0 and overflow < 0:
                 overflow = i
         else:
-            write_features(pr, st, dirty, slots, feat[i])
+            write_features(pr, st, dirty, flay, feat[i])
             dl = deals_left(pr, st)
         info[i, 0] = n
         info[i, 1] = dl
@@ -263,7 +249,7 @@ def observe_rows(
     legal: np.ndarray,
     keys: np.ndarray,
     obs_kind: int,
-    slots: int,
+    flay: np.ndarray,
     tab: np.ndarray,
     comp: np.ndarray,
     tops: np.ndarray,
@@ -282,7 +268,7 @@ def observe_rows(
         n = legal_ids(pr, st, lg[1:], keys)
         lg[0] = n
         _new_mask(pr, masks[i], lg[1:], n)
-        dl = _write_obs(pr, st, full, True, obs_kind, slots, tab[i], comp[i], tops[i], feat[i])
+        dl = _write_obs(pr, st, full, True, obs_kind, flay, tab[i], comp[i], tops[i], feat[i])
         if dl < 0 and overflow < 0:
             overflow = i
         _set_info(st, n, dl, score(pr, st), info[i])
