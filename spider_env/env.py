@@ -207,12 +207,12 @@ def start_games(engine: Engine, rows: np.ndarray, starts: list[Start]) -> None:
     """Start ``starts[r]`` in game ``rows[r]`` of ``engine`` (given positions and generated
     deals, each in one engine call)."""
     rows = np.asarray(rows, dtype=np.int64)
-    given = [r for r, s in enumerate(starts) if s.state is not None]
-    drawn = [r for r, s in enumerate(starts) if s.state is None]
+    given = [(r, s.state) for r, s in enumerate(starts) if s.state is not None]
+    drawn = [(r, s.deal_number) for r, s in enumerate(starts) if s.state is None]
     if given:
-        engine.start_states(rows[given], [starts[r].state for r in given])  # type: ignore[misc]
+        engine.start_states(rows[[r for r, _ in given]], [state for _, state in given])
     if drawn:
-        engine.start_deals(rows[drawn], [starts[r].deal_number for r in drawn])
+        engine.start_deals(rows[[r for r, _ in drawn]], [n for _, n in drawn])
 
 
 class UnsupportedRenderMode(ValueError, TypeError):

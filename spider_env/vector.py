@@ -212,9 +212,11 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
 
     def sample_legal_actions(self) -> np.ndarray:
         """A uniformly random legal action per game (``int64`` array ``(num_envs,)``; 0 where
-        a game has none: it has ended and its next step resets it), drawn in compiled code
-        from ``envs.np_random`` (seeded by ``reset(seed=...)``). For random baselines and
-        benchmarks; equal in distribution to choosing from each row of :meth:`action_masks`."""
+        a game has none: it has ended and its next step resets it), drawn by the engine
+        (``Engine.sample_legal``, in compiled code on the compiled core) from a seed taken from
+        ``envs.np_random`` (seeded by ``reset(seed=...)``): the same actions on both backends.
+        For random baselines and benchmarks; equal in distribution to choosing from each row of
+        :meth:`action_masks`."""
         if not self._started:
             raise RuntimeError("call reset() before sample_legal_actions()")
         out = self._engine.sample_legal(int(self.np_random.integers(0, 2**63)))
