@@ -7,9 +7,10 @@ row views of the batch, and a view passed to a real call is reference-counted (m
 
 numba invalidates a cached function only when the file that defines it changes, but the compiled
 modules inline each other's functions (:mod:`~spider_env.fast.step` inlines
-:mod:`~spider_env.fast.rules`, the solver inlines both). :func:`refresh_cache`, called at the end
-of every compiled module, drops that module's cache files when any compiled source changed
-since they were written, so an edit of ``rules.py`` recompiles everything that inlined it.
+:mod:`~spider_env.fast.rules`; the solver inlines it and :mod:`~spider_env.fast.access`).
+:func:`refresh_cache`, called at the end of every compiled module, drops that module's cache
+files when any compiled source changed since they were written, so an edit of ``rules.py``
+recompiles everything that inlined it.
 """
 
 from __future__ import annotations

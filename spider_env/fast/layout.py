@@ -83,7 +83,7 @@ STATE_DTYPE = np.int32
     P_PILES_AT,
     P_DECK_AT,
     P_SLOTS_AT,
-    P_DECODE_AT,  # move id -> src | cards << 8 | dst << 16 (no division on the hot path)
+    P_DECODE_AT,  # move id -> pack_move(src, cards, dst)
     P_LOBS,  # L of the observation (Variant.max_column_length): columns of the "tableau"
 ) = range(37)
 N_SCALARS = 40
@@ -112,6 +112,17 @@ def check_supported(variant: Variant) -> None:
             f"the compiled core does not play undo histories ({variant.spec_text()} has "
             "undo=true): this variant runs on the pure-Python engine"
         )
+
+
+def pack_move(src: int, cards: int, dst: int) -> int:
+    """A move's ``(src, cards, dst)`` as the one int the parameter vector's decode table holds
+    (``P_DECODE_AT``: no division on the hot path); :func:`unpack_move` is its inverse."""
+    return src | cards << 8 | dst << 16
+
+
+def unpack_move(parts: int) -> tuple[int, int, int]:
+    """``(src, cards, dst)`` of :func:`pack_move`'s int (compiled by the fast modules)."""
+    return parts & 0xFF, (parts >> 8) & 0xFF, parts >> 16
 
 
 @cache
@@ -196,8 +207,7 @@ def params(variant: Variant) -> np.ndarray:
         slots.extend(o_stock + j * PS + i for i in range(k))
     pr[at_slots : at_slots + n] = slots
     for a in range(v.n_move_actions):
-        src, cards, dst = move_parts(v, a)
-        pr[at_decode + a] = src | cards << 8 | dst << 16
+        pr[at_decode + a] = pack_move(*move_parts(v, a))
     pr.setflags(write=False)
     return pr
 

@@ -3,9 +3,9 @@
 
 :func:`legal_ids` (``rules.legal_actions``) writes the sorted legal action ids;
 :func:`apply_action` (``rules.apply_legal``) plays a legal one in place and returns the columns
-it changed (a bit mask); :func:`score` is ``State.score``; :func:`position_hash` is the one hash
-of a position (``State.key()``: no counters). ``tests/test_fast_differential.py`` and ``make
-differential`` hold them to the pure engine.
+it changed (a bit mask); :func:`score` is ``State.score``, :func:`is_won` ``State.won``;
+:func:`position_hash` is the one hash of a position (``State.key()``: no counters).
+``tests/test_fast_differential.py`` and ``make differential`` hold them to the pure engine.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import numpy as np
 
 from spider_env.core.actions import move_index
 from spider_env.core.cards import KING, N_CARD_IDS, N_RANKS
+from spider_env.fast.access import decode_move
 from spider_env.fast.jit import jit, jit_inline, refresh_cache
 from spider_env.fast.layout import (
     H_COMP,
@@ -27,7 +28,6 @@ from spider_env.fast.layout import (
     P_C,
     P_CHOOSE,
     P_DEALT,
-    P_DECODE_AT,
     P_KINGS,
     P_L,
     P_NDEAL,
@@ -77,6 +77,12 @@ def completed_runs(st: np.ndarray) -> int:
     return st[H_COMP] + st[H_COMP + 1] + st[H_COMP + 2] + st[H_COMP + 3]
 
 
+@jit_inline
+def is_won(pr: np.ndarray, st: np.ndarray) -> bool:
+    """``State.won``: the runs to win are completed."""
+    return completed_runs(st) >= pr[P_TOWIN]
+
+
 @jit
 def deals_left(pr: np.ndarray, st: np.ndarray) -> int:
     o = pr[P_OPILE]
@@ -103,7 +109,7 @@ def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray)
 
     ``keys`` is scratch space of at least 52 int64. Mirrors ``rules._compute_legal``.
     """
-    if completed_runs(st) >= pr[P_TOWIN]:
+    if is_won(pr, st):
         return 0
     C = pr[P_C]
     R = pr[P_R]
@@ -215,10 +221,7 @@ def apply_action(pr: np.ndarray, st: np.ndarray, a: int) -> int:
     n_move = pr[P_NMOVE]
     auto = pr[P_AUTO] != 0
     if a < n_move:
-        parts = pr[pr[P_DECODE_AT] + a]
-        src = parts & 0xFF
-        k = (parts >> 8) & 0xFF
-        dst = parts >> 16
+        src, k, dst = decode_move(pr, a)
         slen = st[o_len + src]
         dlen = st[o_len + dst]
         sbase = o_cols + src * L
