@@ -259,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save", metavar="FILE", help="record your game (JSON lines)")
     _add_render_args(p)
 
-    from spider_env.apps.solve import DEFAULT_NODES
+    from spider_env.search.budget import DEFAULT_NODES
 
     p = _subparser(
         sub,

@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from spider_env.core.actions import describe
 from spider_env.core.variants import Variant
+from spider_env.search.budget import MAX_NODES, check_budget
 
 if TYPE_CHECKING:
     from spider_env.core.deals import Deal
 
-DEFAULT_NODES = 1_000_000
 MAX_DEAL_FILE = 1 << 20  # bytes: a deal text is about 500
 MAX_CHUNK = 20  # deals per worker task
 
@@ -82,8 +82,6 @@ def need_solver() -> None:
 
 def check_budget_args(nodes: object, seconds: object) -> tuple[int, float | None]:
     """``(nodes, seconds)`` for the solver; :class:`SolveError` naming the option otherwise."""
-    from spider_env.search.solver import MAX_NODES, check_budget
-
     try:
         check_budget(nodes, None)
     except ValueError:
@@ -419,7 +417,6 @@ def run(args: Any, out: TextIO | None = None) -> int:
 
 __all__ = [
     "CSV_FIELDS",
-    "DEFAULT_NODES",
     "DealSolve",
     "ReplayError",
     "SolveError",

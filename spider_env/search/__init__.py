@@ -1,2 +1,3 @@
-"""Search over the compiled core: the perfect-information solver
-(:mod:`spider_env.search.solver`)."""
+"""Search over the compiled core, through its search interface (:mod:`spider_env.fast.game`):
+the perfect-information solver (:mod:`spider_env.search.solver`) and its budget
+(:mod:`spider_env.search.budget`, importable without numba)."""

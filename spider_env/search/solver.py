@@ -1,9 +1,10 @@
 """A perfect-information solver on the compiled core: given a whole position (face-down cards and
 stock known), search for a line of play that wins.
 
-Best-first search over the compiled core's state vectors, in numba:
+Best-first search over the compiled core's state vectors, in numba, through the core's search
+interface (:mod:`spider_env.fast.game`: legal ids, apply, hash, reads of a position, packing):
 
-* **Nodes** are positions, stored packed (``int16``: counters, column lengths, face-down counts,
+* **Nodes** are positions, stored packed (``pack``: counters, column lengths, face-down counts,
   the cards of each column and of each pile), with their parent and the action that led there,
   so the line to any node is read back without storing it.
 * **Order**: the open list is a binary heap on a static evaluation of the position (completed
@@ -35,43 +36,42 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from spider_env.core import rules
+from spider_env.core.cards import KING, N_RANKS
 from spider_env.core.state import State
 from spider_env.core.variants import Variant
-from spider_env.fast import rules as K
-from spider_env.fast.jit import refresh_cache
-from spider_env.fast.layout import (
-    H_COMP,
-    H_DEALS,
-    H_MOVES,
-    HEADER,
-    P_ANYSUIT,
-    P_C,
-    P_DECODE_AT,
-    P_L,
-    P_NACT,
-    P_NCARDS,
-    P_NDEAL,
-    P_NMOVE,
-    P_NP,
-    P_OCOLS,
-    P_ODOWN,
-    P_OLEN,
-    P_OPILE,
-    P_OSTOCK,
-    P_PS,
-    P_SIZE,
-    P_TOWIN,
-    STATE_DTYPE,
-    to_array,
+from spider_env.fast.game import (
+    FastGame,
+    apply_action,
+    builds_any_suit,
+    card_at,
+    column_length,
+    completed_runs,
+    copy_state,
+    deals_left,
+    deals_made,
+    decode_move,
+    face_down,
+    is_deal,
+    is_move,
+    is_won,
+    legal_buffers,
+    legal_ids,
+    moves_made,
+    n_columns,
+    n_piles,
+    new_records,
+    new_state,
+    pack,
+    position_hash,
+    unpack,
 )
-from spider_env.fast.layout import params as layout_params
+from spider_env.fast.jit import jit, refresh_cache
+from spider_env.search.budget import DEFAULT_NODES, MAX_NODES, check_budget
 
 VERDICTS = ("won", "lost", "unknown")
 _WON, _LOST, _UNKNOWN, _RUNNING = 0, 1, 2, 3
-_jit = njit(cache=True, nogil=True, boundscheck=False)
 
 #: Weights of :func:`evaluate`, by index: completed run, face-down card (minus), empty column,
 #: card on its own suit's next card, card on a next card of another suit, card out of order
@@ -82,112 +82,27 @@ DEFAULT_WEIGHTS = (5000, 120, 250, 80, 0, 60, 0, 5)
 SLICE = 1024  # expansions between two looks at the clock
 
 
-# --- positions ----------------------------------------------------------------------------------
-def record_size(pr: np.ndarray) -> int:
-    """Length of a packed position: the header, column lengths, face-down counts and run
-    lengths, pile sizes, and a slot for every card."""
-    return HEADER + 3 * int(pr[P_C]) + int(pr[P_NP]) + int(pr[P_NCARDS])
-
-
-@_jit
-def _pack(pr: np.ndarray, st: np.ndarray, rec: np.ndarray) -> None:
-    C = pr[P_C]
-    L = pr[P_L]
-    for i in range(HEADER):
-        rec[i] = st[i]
-    o_len = pr[P_OLEN]
-    for i in range(3 * C + pr[P_NP]):  # lengths, face-down, runs, piles: contiguous
-        rec[HEADER + i] = st[o_len + i]
-    k = HEADER + 3 * C + pr[P_NP]
-    o_cols = pr[P_OCOLS]
-    for c in range(C):
-        base = o_cols + c * L
-        for i in range(st[o_len + c]):
-            rec[k] = st[base + i]
-            k += 1
-    o_pile = pr[P_OPILE]
-    o_stock = pr[P_OSTOCK]
-    PS = pr[P_PS]
-    for j in range(pr[P_NP]):
-        for i in range(st[o_pile + j]):
-            rec[k] = st[o_stock + j * PS + i]
-            k += 1
-
-
-@_jit
-def _unpack(pr: np.ndarray, rec: np.ndarray, st: np.ndarray) -> None:
-    """Inverse of :func:`_pack` (slots past a column's length are left as they were: no kernel
-    function reads them)."""
-    C = pr[P_C]
-    L = pr[P_L]
-    for i in range(HEADER):
-        st[i] = rec[i]
-    o_len = pr[P_OLEN]
-    for i in range(3 * C + pr[P_NP]):
-        st[o_len + i] = rec[HEADER + i]
-    k = HEADER + 3 * C + pr[P_NP]
-    o_cols = pr[P_OCOLS]
-    for c in range(C):
-        base = o_cols + c * L
-        for i in range(st[o_len + c]):
-            st[base + i] = rec[k]
-            k += 1
-    o_pile = pr[P_OPILE]
-    o_stock = pr[P_OSTOCK]
-    PS = pr[P_PS]
-    for j in range(pr[P_NP]):
-        for i in range(st[o_pile + j]):
-            st[o_stock + j * PS + i] = rec[k]
-            k += 1
-
-
-@_jit
-def _copy(pr: np.ndarray, src: np.ndarray, dst: np.ndarray) -> None:
-    """Copy the used part of a state vector (what :func:`_unpack` writes)."""
-    C = pr[P_C]
-    L = pr[P_L]
-    o_len = pr[P_OLEN]
-    for i in range(o_len + 3 * C + pr[P_NP]):
-        dst[i] = src[i]
-    o_cols = pr[P_OCOLS]
-    for c in range(C):
-        base = o_cols + c * L
-        for i in range(base, base + src[o_len + c]):
-            dst[i] = src[i]
-    o_pile = pr[P_OPILE]
-    o_stock = pr[P_OSTOCK]
-    PS = pr[P_PS]
-    for j in range(pr[P_NP]):
-        base = o_stock + j * PS
-        for i in range(base, base + src[o_pile + j]):
-            dst[i] = src[i]
-
-
-@_jit
+# --- evaluation and pruning ----------------------------------------------------------------------
+@jit
 def evaluate(pr: np.ndarray, st: np.ndarray, w: np.ndarray) -> np.int64:
     """How promising a position is (higher is better; weights ``w``, indices ``W_*``)."""
-    C = pr[P_C]
-    L = pr[P_L]
-    o_len = pr[P_OLEN]
-    o_down = pr[P_ODOWN]
-    o_cols = pr[P_OCOLS]
-    any_suit = pr[P_ANYSUIT] != 0
-    runs = st[H_COMP] + st[H_COMP + 1] + st[H_COMP + 2] + st[H_COMP + 3]
-    v = np.int64(w[W_RUN] * runs + w[W_DEAL] * st[H_DEALS] - w[W_MOVE] * st[H_MOVES])
-    for c in range(C):
-        n = st[o_len + c]
+    any_suit = builds_any_suit(pr)
+    v = np.int64(
+        w[W_RUN] * completed_runs(st) + w[W_DEAL] * deals_made(st) - w[W_MOVE] * moves_made(st)
+    )
+    for c in range(n_columns(pr)):
+        n = column_length(pr, st, c)
         if n == 0:
             v += w[W_EMPTY]
             continue
-        d = st[o_down + c]
+        d = face_down(pr, st, c)
         v -= w[W_DOWN] * d
-        base = o_cols + c * L
-        prev = st[base + d]
+        prev = card_at(pr, st, c, d)
         for i in range(d + 1, n):
-            x = st[base + i]
-            if x + 1 == prev and prev % 13 != 0:
+            x = card_at(pr, st, c, i)
+            if x + 1 == prev and x % N_RANKS != KING:
                 v += w[W_SUITED]
-            elif any_suit and x % 13 + 1 == prev % 13:
+            elif any_suit and x % N_RANKS + 1 == prev % N_RANKS:
                 v += w[W_RANKED]
             else:
                 v -= w[W_BREAK]
@@ -195,39 +110,33 @@ def evaluate(pr: np.ndarray, st: np.ndarray, w: np.ndarray) -> np.int64:
     return v
 
 
-@_jit
+@jit
 def _pointless(pr: np.ndarray, st: np.ndarray, a: int) -> bool:
     """Whether move ``a`` is one the search leaves out (see the module docstring)."""
-    if a >= pr[P_NMOVE]:
+    if not is_move(pr, a):
         return False
-    L = pr[P_L]
-    parts = pr[pr[P_DECODE_AT] + a]
-    src = parts & 0xFF
-    k = (parts >> 8) & 0xFF
-    dst = parts >> 16
-    n = st[pr[P_OLEN] + src]
-    d = st[pr[P_ODOWN] + src]
-    dn = st[pr[P_OLEN] + dst]
+    src, k, dst = decode_move(pr, a)
+    n = column_length(pr, st, src)
+    d = face_down(pr, st, src)
+    dn = column_length(pr, st, dst)
     if dn == 0:
         return k == n - d and d == 0  # a whole column into an empty one
     if k == n - d:
         return False  # turns a card up or empties the column
-    base = pr[P_OCOLS] + src * L
-    moved = st[base + n - k]
-    under = st[base + n - k - 1]
-    if under == moved + 1 and moved % 13 != 12:
+    moved = card_at(pr, st, src, n - k)
+    under = card_at(pr, st, src, n - k - 1)
+    if under == moved + 1 and moved % N_RANKS != KING:
         return True  # it sits on its own suit's next card
-    if pr[P_NP] == 0 and pr[P_ANYSUIT] != 0 and under % 13 == moved % 13 + 1:
+    if n_piles(pr) == 0 and builds_any_suit(pr) and under % N_RANKS == moved % N_RANKS + 1:
         # no stock (Simple Simon): a group on a next card of another suit moves only onto its
         # own suit's (measured: more wins there, fewer in 4-suit Spider, where uncovering a
         # card for later deals matters)
-        top = st[pr[P_OCOLS] + dst * L + dn - 1]
-        return top != moved + 1
+        return card_at(pr, st, dst, dn - 1) != moved + 1
     return False
 
 
 # --- the search -----------------------------------------------------------------------------------
-@_jit
+@jit
 def _push(heap: np.ndarray, prio: np.ndarray, size: int, node: int) -> int:
     i = size
     heap[i] = node
@@ -243,7 +152,7 @@ def _push(heap: np.ndarray, prio: np.ndarray, size: int, node: int) -> int:
     return size + 1
 
 
-@_jit
+@jit
 def _pop(heap: np.ndarray, prio: np.ndarray, size: int) -> int:
     top = heap[0]
     size -= 1
@@ -268,7 +177,7 @@ def _pop(heap: np.ndarray, prio: np.ndarray, size: int) -> int:
     return top
 
 
-@_jit
+@jit
 def _insert(table: np.ndarray, h: np.uint64) -> int:
     """Add ``h`` to the open-addressing hash set: 1 if new, 0 if present, -1 if full."""
     mask = np.uint64(table.shape[0] - 1)
@@ -285,7 +194,7 @@ def _insert(table: np.ndarray, h: np.uint64) -> int:
     return -1
 
 
-@_jit
+@jit
 def _start(
     pr: np.ndarray,
     root: np.ndarray,
@@ -297,15 +206,15 @@ def _start(
     heap: np.ndarray,
     table: np.ndarray,
 ) -> None:
-    _pack(pr, root, pool[0])
+    pack(pr, root, pool[0])
     parent[0] = -1
     action[0] = -1
     prio[0] = evaluate(pr, root, w)
-    _insert(table, K.position_hash(pr, root))
+    _insert(table, position_hash(pr, root))
     _push(heap, prio, 0, 0)
 
 
-@_jit
+@jit
 def _stage(
     pr: np.ndarray,
     w: np.ndarray,
@@ -329,16 +238,11 @@ def _stage(
     Returns a verdict code (``_LOST``: the stage was searched to the end), ``_RUNNING`` if the
     slice ended first.
     """
-    S = pr[P_SIZE]
     cap = pool.shape[0]
     M = cand.shape[0]
-    to_win = pr[P_TOWIN]
-    deal_lo = pr[P_NMOVE]
-    deal_hi = deal_lo + pr[P_NDEAL]
-    st = np.empty(S, dtype=STATE_DTYPE)
-    child = np.empty(S, dtype=STATE_DTYPE)
-    moves = np.empty(pr[P_NACT] + 1, dtype=np.int32)
-    keys = np.empty(64, dtype=np.int64)
+    st = new_state(pr)
+    child = new_state(pr)
+    moves, keys = legal_buffers(pr)
     nodes = counters[0]
     size = counters[1]
     for _ in range(expansions):
@@ -349,18 +253,18 @@ def _stage(
         node = _pop(heap, prio, size)
         size -= 1
         counters[4] += 1
-        _unpack(pr, pool[node], st)
-        n = K.legal_ids(pr, st, moves, keys)
+        unpack(pr, pool[node], st)
+        n = legal_ids(pr, st, moves, keys)
         for i in range(n):
             a = moves[i]
-            if deal_lo <= a < deal_hi:
-                _copy(pr, st, child)
-                K.apply_action(pr, child, a)
-                if K.completed_runs(child) >= to_win:
+            if is_deal(pr, a):
+                copy_state(pr, st, child)
+                apply_action(pr, child, a)
+                if is_won(pr, child):
                     value = np.int64(1) << 60
                 else:  # the board the deal makes; the moves it took do not count here (a
                     # deal should come when the board is best, not as early as possible)
-                    value = evaluate(pr, child, w) + w[W_MOVE] * child[H_MOVES]
+                    value = evaluate(pr, child, w) + w[W_MOVE] * moves_made(child)
                 k = counters[5]
                 if k < M or value > cand[M - 1, 0]:
                     j = min(k, M - 1)
@@ -380,9 +284,9 @@ def _stage(
             if prune and _pointless(pr, st, a):
                 counters[2] = 1
                 continue
-            _copy(pr, st, child)
-            K.apply_action(pr, child, a)
-            fresh = _insert(table, K.position_hash(pr, child))
+            copy_state(pr, st, child)
+            apply_action(pr, child, a)
+            fresh = _insert(table, position_hash(pr, child))
             if fresh == 0:
                 continue
             if fresh < 0 or nodes >= cap:
@@ -390,10 +294,10 @@ def _stage(
                 counters[1] = size
                 counters[2] = 1
                 return _UNKNOWN
-            _pack(pr, child, pool[nodes])
+            pack(pr, child, pool[nodes])
             parent[nodes] = node
             action[nodes] = a
-            if K.completed_runs(child) >= to_win:
+            if is_won(pr, child):
                 counters[0] = nodes + 1
                 counters[1] = size
                 counters[3] = nodes
@@ -406,16 +310,15 @@ def _stage(
     return _RUNNING
 
 
-@_jit
+@jit
 def line_wins(pr: np.ndarray, root: np.ndarray, line: np.ndarray) -> bool:
     """Whether playing ``line`` from ``root`` is legal at every step and wins (``root`` is left
     as it was)."""
-    st = np.empty(pr[P_SIZE], dtype=STATE_DTYPE)
-    _copy(pr, root, st)
-    moves = np.empty(pr[P_NACT] + 1, dtype=np.int32)
-    keys = np.empty(64, dtype=np.int64)
+    st = new_state(pr)
+    copy_state(pr, root, st)
+    moves, keys = legal_buffers(pr)
     for a in line:
-        n = K.legal_ids(pr, st, moves, keys)
+        n = legal_ids(pr, st, moves, keys)
         ok = False
         for i in range(n):
             if moves[i] == a:
@@ -423,8 +326,8 @@ def line_wins(pr: np.ndarray, root: np.ndarray, line: np.ndarray) -> bool:
                 break
         if not ok:
             return False
-        K.apply_action(pr, st, a)
-    return K.completed_runs(st) >= pr[P_TOWIN]
+        apply_action(pr, st, a)
+    return is_won(pr, st)
 
 
 # --- the Python interface -------------------------------------------------------------------------
@@ -450,25 +353,6 @@ class SolveResult:
         return self.verdict == "won"
 
 
-def check_budget(nodes: object, seconds: object) -> tuple[int, float | None]:
-    """``(nodes, seconds)`` checked: ``ValueError`` naming the bad one."""
-    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
-        raise ValueError(f"nodes must be a positive int, got {nodes!r}")
-    if nodes > MAX_NODES:
-        raise ValueError(f"nodes must be at most {MAX_NODES:,}, got {nodes:,}")
-    if seconds is not None and (
-        isinstance(seconds, bool)
-        or not isinstance(seconds, (int, float))
-        or not np.isfinite(seconds)
-        or seconds <= 0
-    ):
-        raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
-    return int(nodes), None if seconds is None else float(seconds)
-
-
-MAX_NODES = 50_000_000  # 50M positions: several GB of memory for 4-suit Spider
-
-
 def without_undo(state: State) -> State:
     """``state`` of a variant with undo, as the same position without undo."""
     if not state.variant.undo:
@@ -490,7 +374,7 @@ class _Stage:
 
     def __init__(self, pr: np.ndarray, nodes: int, width: int) -> None:
         cap = nodes
-        self.pool = np.empty((cap, record_size(pr)), dtype=np.int16)
+        self.pool = new_records(pr, cap)
         self.parent = np.empty(cap, dtype=np.int32)
         self.action = np.empty(cap, dtype=np.int32)
         self.prio = np.empty(cap, dtype=np.int64)
@@ -515,13 +399,17 @@ class Solver:
     best-first search over moves (``stage_nodes`` positions at most) that remembers the
     ``width`` best positions to deal from, scored by the position each deal makes (every card
     is known); the next stage starts from the best of them, and from the next best when that
-    one fails (depth-first over stages). ``nodes`` bounds the positions of all stages together.
+    one fails (depth-first over stages). ``nodes`` bounds the positions of all stages together
+    (default :data:`DEFAULT_NODES`, as :func:`solve` and ``spider-env solve``).
+
+    ``game`` is the :class:`~spider_env.fast.game.FastGame` of the variant (without undo) and
+    ``pr`` its parameter vector: :meth:`run` takes state vectors of that game.
     """
 
     def __init__(
         self,
         variant: Variant,
-        nodes: int = 200_000,
+        nodes: int = DEFAULT_NODES,
         *,
         stage_nodes: int | None = None,
         width: int = 3,
@@ -541,7 +429,8 @@ class Solver:
         self.variant = variant
         self.width = width
         self.prune = bool(prune)
-        self.pr = layout_params(variant)
+        self.game = FastGame(variant)
+        self.pr = self.game.params
         self.weights = np.asarray(weights, dtype=np.int64)
         self._stages: list[_Stage] = []
         self._deadline: float | None = None
@@ -566,7 +455,7 @@ class Solver:
         self.stopped = ""
         self.truncated = False
         self._deadline = None if seconds is None else time.perf_counter() + seconds
-        if K.completed_runs(root) >= self.pr[P_TOWIN]:
+        if self.game.won(root):
             return _WON, []
         return self._search(root, 0)
 
@@ -579,7 +468,7 @@ class Solver:
             self.stopped = "seconds"
             return _UNKNOWN, []
         # the last stage (nothing left to deal) may use all that is left
-        cap = left if K.deals_left(self.pr, root) == 0 else min(self.stage_nodes, left)
+        cap = left if deals_left(self.pr, root) == 0 else min(self.stage_nodes, left)
         b = self._buffers(level, cap)
         b.table.fill(0)
         b.counters[:] = 0
@@ -613,10 +502,10 @@ class Solver:
             if self.stopped:
                 return _UNKNOWN, []
             node, deal = int(b.cand[k, 1]), int(b.cand[k, 2])
-            _unpack(self.pr, b.pool[node], st)
-            K.apply_action(self.pr, st, deal)
+            unpack(self.pr, b.pool[node], st)
+            self.game.apply_inplace(st, deal)
             prefix = [*b.line_to(node), deal]
-            if K.completed_runs(st) >= self.pr[P_TOWIN]:
+            if self.game.won(st):
                 return _WON, prefix
             sub, line = self._search(st.copy(), level + 1)
             if sub == _WON:
@@ -627,7 +516,7 @@ class Solver:
 
 def solve(
     state: State,
-    nodes: int = 200_000,
+    nodes: int = DEFAULT_NODES,
     seconds: float | None = None,
     *,
     stage_nodes: int | None = None,
@@ -637,11 +526,11 @@ def solve(
 ) -> SolveResult:
     """Search for a win from ``state`` with every card known (see :class:`Solver`).
 
-    ``nodes``: the most positions to store, all stages together (1 .. ``MAX_NODES``; about 300
-    bytes each for 104-card games); ``seconds``: a wall-clock budget as well (``None``: nodes
-    only); ``stage_nodes`` / ``width``: see :class:`Solver`; ``prune``: leave out pointless
-    moves (a loss is then not claimed). A won line is replayed through the pure rules engine
-    before it is returned.
+    ``nodes``: the most positions to store, all stages together (1 .. ``MAX_NODES``, default
+    :data:`DEFAULT_NODES`; about 300 bytes each for 104-card games); ``seconds``: a wall-clock
+    budget as well (``None``: nodes only); ``stage_nodes`` / ``width``: see :class:`Solver`;
+    ``prune``: leave out pointless moves (a loss is then not claimed). A won line is replayed
+    through the pure rules engine before it is returned.
     """
     if not isinstance(state, State):
         raise TypeError(f"solve needs a State, got {type(state).__name__}")
@@ -651,7 +540,7 @@ def solve(
         state.variant, n, stage_nodes=stage_nodes, width=width, weights=weights, prune=prune
     )
     t0 = time.perf_counter()
-    code, line = solver.run(to_array(state), secs)
+    code, line = solver.run(solver.game.from_state(state), secs)
     elapsed = time.perf_counter() - t0
     if code == _WON:
         s = state
@@ -666,11 +555,13 @@ def solve(
 
 
 __all__ = [
+    "DEFAULT_NODES",
     "DEFAULT_WEIGHTS",
     "MAX_NODES",
     "VERDICTS",
     "SolveResult",
     "Solver",
+    "check_budget",
     "line_wins",
     "solve",
     "without_undo",

@@ -1,0 +1,28 @@
+"""The solver's budget: the default and the largest number of positions, and the check of a
+budget. No numba here, so the command line can show and check a budget before the solver loads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Positions a search stores when no budget is given (:func:`spider_env.search.solver.solve`,
+#: :class:`~spider_env.search.solver.Solver`, ``spider-env solve``).
+DEFAULT_NODES = 1_000_000
+MAX_NODES = 50_000_000  # 50M positions: several GB of memory for 4-suit Spider
+
+
+def check_budget(nodes: object, seconds: object) -> tuple[int, float | None]:
+    """``(nodes, seconds)`` checked: ``ValueError`` naming the bad one."""
+    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
+        raise ValueError(f"nodes must be a positive int, got {nodes!r}")
+    if nodes > MAX_NODES:
+        raise ValueError(f"nodes must be at most {MAX_NODES:,}, got {nodes:,}")
+    if seconds is not None and (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float))
+        or not np.isfinite(seconds)
+        or seconds <= 0
+    ):
+        raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
+    return int(nodes), None if seconds is None else float(seconds)
