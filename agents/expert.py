@@ -39,18 +39,8 @@ from typing import Any
 import numpy as np
 
 from spider_env.core.variants import Variant
-from spider_env.fast.layout import (
-    H_COMP,
-    P_L,
-    P_OCOLS,
-    P_ODOWN,
-    P_OLEN,
-    P_OPILE,
-    P_ORUN,
-    P_OSTOCK,
-    P_PS,
-)
 from spider_env.observation.view import TableView
+from spider_env.search.budget import MAX_NODES, check_budget
 
 from .base import BaseAgent
 from .lookahead import LookaheadAgent
@@ -58,7 +48,7 @@ from .lookahead import LookaheadAgent
 INCUMBENT_BONUS = 0.5  # extra vote of a sample still following the line of an earlier search
 RETRY_EVERY = 5  # decisions between two searches of a sample that found no win
 DEFAULT_SAMPLES = 4
-DEFAULT_NODES = 30_000
+SAMPLE_NODES = 30_000  # positions per search of one sample (the solver's own default is larger)
 
 
 def _check_positive(name: str, value: object, low: int = 1) -> int:
@@ -117,7 +107,7 @@ class ExpertAgent(BaseAgent):
         seed: int | None = None,
         *,
         samples: int = DEFAULT_SAMPLES,
-        nodes: int = DEFAULT_NODES,
+        nodes: int = SAMPLE_NODES,
         stage_nodes: int | None = None,
     ) -> None:
         super().__init__(variant, seed)
@@ -126,15 +116,13 @@ class ExpertAgent(BaseAgent):
         self.stage_nodes = (
             None if stage_nodes is None else _check_positive("stage_nodes", stage_nodes)
         )
-        from spider_env.search.solver import MAX_NODES, check_budget
-
         check_budget(self.nodes, None)
         if self.nodes * self.samples > MAX_NODES:
             raise ValueError(
                 f"samples x nodes must be at most {MAX_NODES:,} (the positions of one search "
                 f"without hidden cards), got {self.samples} x {self.nodes:,}"
             )
-        if (self.samples, self.nodes, self.stage_nodes) != (DEFAULT_SAMPLES, DEFAULT_NODES, None):
+        if (self.samples, self.nodes, self.stage_nodes) != (DEFAULT_SAMPLES, SAMPLE_NODES, None):
             budget = f"samples={self.samples},nodes={self.nodes}"
             if self.stage_nodes is not None:
                 budget += f",stage_nodes={self.stage_nodes}"
@@ -158,9 +146,9 @@ class ExpertAgent(BaseAgent):
         if self._solver is None:
             try:
                 from spider_env.fast import load_kernel
-                from spider_env.search.solver import Solver
 
                 load_kernel()
+                from spider_env.search.solver import Solver
             except ImportError as exc:
                 raise ImportError(
                     f"the expert agent needs numba (the compiled core): {exc}"
@@ -185,7 +173,6 @@ class ExpertAgent(BaseAgent):
         mask: np.ndarray,
         info: Mapping[str, Any] | None,
     ) -> int:
-        from spider_env.fast.layout import to_array
         from spider_env.search.solver import line_wins, without_undo
 
         solver = self._solver_for(v)
@@ -206,7 +193,7 @@ class ExpertAgent(BaseAgent):
             kept.append(sample)
         while len(kept) < want:
             st = view.to_state(self.rng if hidden else None)
-            kept.append(_Sample(to_array(without_undo(st))))
+            kept.append(_Sample(solver.game.from_state(without_undo(st))))
         self._pool = kept[:want]
         legal_set = set(legal)
         deal_lo = v.n_move_actions
@@ -239,51 +226,33 @@ class ExpertAgent(BaseAgent):
         just turned up or dealt) is swapped with a copy of the card the view shows from one of
         the sample's hidden slots, chosen at random. ``True`` if anything changed, ``False`` if
         it agreed already, ``None`` if it cannot agree (the sample is then replaced)."""
-        pr = self._solver.pr
-        L = int(pr[P_L])
-        o_len, o_down, o_cols = int(pr[P_OLEN]), int(pr[P_ODOWN]), int(pr[P_OCOLS])
-        o_run = int(pr[P_ORUN])
-        o_pile, o_stock, PS = int(pr[P_OPILE]), int(pr[P_OSTOCK]), int(pr[P_PS])
-        C = len(view.up)
-        if tuple(int(x) for x in st[H_COMP : H_COMP + 4]) != view.completed:
+        game = self._solver.game
+        if game.completed(st) != view.completed:
             return None
         wrong: list[tuple[int, int]] = []  # (slot, card the view shows there)
-        for c in range(C):
-            d, up = view.down[c], view.up[c]
-            if int(st[o_len + c]) != d + len(up) or int(st[o_down + c]) != d:
+        for c, (d, up) in enumerate(zip(view.down, view.up)):
+            cards = game.column(st, c)
+            if len(cards) != d + len(up) or game.face_down(st, c) != d:
                 return None
-            base = o_cols + c * L + d
-            for i, card in enumerate(up):
-                if int(st[base + i]) != card:
-                    wrong.append((base + i, card))
-        piles = [j for j in range(len(self._solver.variant.stock)) if st[o_pile + j] > 0]
+            for i, card in enumerate(up, start=d):
+                if cards[i] != card:
+                    wrong.append((game.column_slot(c, i), card))
+        piles = [j for j in range(len(game.variant.stock)) if len(game.pile(st, j))]
         if len(piles) != view.deals_left:
             return None
         tops = view.pile_tops
         if tops is not None:
             for j in piles:
-                if int(st[o_stock + j * PS]) != tops[j]:
-                    wrong.append((o_stock + j * PS, tops[j]))
+                if game.pile(st, j)[0] != tops[j]:
+                    wrong.append((game.pile_slot(j, 0), tops[j]))
         if not wrong:
             return False
-        hidden = [o_cols + c * L + i for c in range(C) for i in range(view.down[c])]
-        for j in piles:
-            first = 1 if tops is not None else 0
-            hidden.extend(o_stock + j * PS + i for i in range(first, int(st[o_pile + j])))
-        touched = set()
+        hidden = game.hidden_slots(st)
         for slot, card in wrong:
-            where = [h for h in hidden if int(st[h]) == card]
+            where = [h for h in hidden if st[h] == card]
             if not where:
                 return None
-            h = where[int(self.rng.integers(len(where)))]
-            st[h], st[slot] = st[slot], card
-            if o_cols <= slot < o_cols + C * L:
-                touched.add((slot - o_cols) // L)
-        from spider_env.fast import load_kernel
-
-        k = load_kernel()
-        for c in touched:  # a column's suited run at its end depends on the cards swapped in
-            st[o_run + c] = k.run_length(pr, st, c)
+            game.swap(st, where[int(self.rng.integers(len(where)))], slot)
         return True
 
     def _search(self, v: Variant, st: np.ndarray, alone: bool) -> tuple[list[int], bool]:
@@ -311,12 +280,9 @@ class ExpertAgent(BaseAgent):
         if action >= v.n_actions:  # the undo action of the env's variant (none in the solver's)
             self._pool = []
             return
-        from spider_env.fast import load_kernel
-
-        k = load_kernel()
-        pr = self._solver.pr
+        game = self._solver.game
         for sample in self._pool:
-            k.apply_action(pr, sample.st, action)
+            game.apply_inplace(sample.st, action)
             if sample.line and sample.line[0] == action:
                 sample.line = sample.line[1:]
             else:
