@@ -35,7 +35,10 @@ import numpy as np
 from spider_env.core.variants import Variant, classic, get_variant
 from spider_env.observation import (
     DEFAULT_FEATURE_SLOTS,
+    OBS_MODES,
     FeatureEncoder,
+    ObservationBuffers,
+    assemble_observation,
     observation_space,
     slots_for_feature_width,
     slots_for_flat_width,
@@ -97,8 +100,14 @@ class SB3Agent(BaseAgent):
         self.action_rows = action_rows
         self.deterministic = deterministic
         self.name = f"{name or self.name} ({'most likely' if deterministic else 'sampled'})"
+        # the model's input is written to these and made by the one assemble_observation
+        self._buffers = (
+            ObservationBuffers(self.variant, obs_mode, feature_slots)
+            if obs_mode in OBS_MODES
+            else None
+        )
         self._encoder = (
-            FeatureEncoder(self.variant, feature_slots)
+            FeatureEncoder(self.variant, feature_slots, out=self._buffers)
             if obs_mode in ("features", "flat")
             else None
         )
@@ -149,26 +158,21 @@ class SB3Agent(BaseAgent):
         """The model's input for a ``dict`` observation (features rebuilt from visible cards;
         in the ``"actions"`` mode one call is one decision of the episode)."""
         assert self.variant is not None
+        if not isinstance(obs, Mapping) or "tableau" not in obs:
+            return obs  # already the model's input (an env made with its obs_mode or wrapped)
         if self._actions is not None:
-            if not isinstance(obs, Mapping) or "tableau" not in obs:
-                return obs  # already encoded (an env wrapped in ActionFeatures)
             return self._actions.encode(obs, mask)
-        if self._encoder is None:
-            if not isinstance(obs, Mapping):
-                return obs
-            out = {k: obs[k] for k in obs if k != "action_mask"}
+        buffers = self._buffers
+        assert buffers is not None
+        if self._encoder is None:  # "dict": the table as the env gave it
+            buffers.table[...] = obs["tableau"]
+            buffers.completed[...] = obs["completed"]
+            if "pile_tops" in obs:
+                buffers.pile_tops[...] = obs["pile_tops"]
         else:
-            if not isinstance(obs, Mapping) or "tableau" not in obs:
-                return obs  # already in the model's encoding (an env made with its obs_mode)
-            state = TableView.from_obs(self.variant, obs).to_state()
-            self._encoder.reset(state)
-            cols, glob = self._encoder.encode(state)
-            if self.obs_mode == "flat":
-                return np.concatenate((cols.ravel(), glob))
-            out = {"columns": cols, "globals": glob}
-        if self._wants_mask:
-            out["action_mask"] = np.asarray(mask, dtype=np.int8)
-        return out
+            self._encoder.write(TableView.from_obs(self.variant, obs).to_state(), fresh=True)
+        wanted = np.asarray(mask, dtype=bool) if self._wants_mask else None
+        return assemble_observation(buffers, obs["deals_left"], wanted)
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
         assert self.variant is not None

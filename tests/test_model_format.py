@@ -248,3 +248,36 @@ def test_the_player_plays_a_plain_scoring_function() -> None:
     assert picks[0] == picks[1] and mask[picks[0]]
     with pytest.raises(ModelLoadError, match="another variant"):
         SB3Agent(ScoringModel(scores, model.observation_space, 7), env.variant, "flat")
+
+
+@pytest.mark.parametrize(
+    ("obs_mode", "mask_in_obs"),
+    [("dict", True), ("dict", False), ("features", True), ("features", False), ("flat", False)],
+)
+def test_the_player_rebuilds_the_envs_observation_of_its_mode(
+    obs_mode: str, mask_in_obs: bool
+) -> None:
+    # from the dict observation a player is given, over a game of random moves
+    variant = "spider-2suit"
+    plain = SpiderEnv(variant=variant)
+    theirs = SpiderEnv(variant=variant, obs_mode=obs_mode, feature_slots=4, mask_in_obs=mask_in_obs)
+    space = theirs.observation_space
+    n = theirs.variant.n_actions
+    model = ScoringModel(lambda x: np.zeros(n), space, n)
+    agent = SB3Agent(model, variant, obs_mode, feature_slots=4)
+    rng = np.random.default_rng(0)
+    obs, info = plain.reset(options={"deal": 3})
+    want, _ = theirs.reset(options={"deal": 3})
+    for _ in range(40):
+        got = agent.encode(obs, info["action_mask"])
+        if isinstance(want, dict):
+            assert set(got) == set(want)
+            for key in want:
+                np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+        else:
+            np.testing.assert_array_equal(got, want)
+        a = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        obs, _, term, trunc, info = plain.step(a)
+        want, *_ = theirs.step(a)
+        if term or trunc:
+            break
