@@ -19,7 +19,7 @@ import numpy as np
 from gymnasium import spaces
 
 from spider_env.core.actions import Action, check_action_id, decode, describe, encode
-from spider_env.core.deals import deal_from_text, generate_deal
+from spider_env.core.deals import deal_from_text, deal_name, generate_deal
 from spider_env.core.interop import pysol_reset_option
 from spider_env.core.rules import IllegalMoveError, explain_illegal
 from spider_env.core.state import State
@@ -94,11 +94,6 @@ def last_action_text(variant: Variant, state: State, action: int, refused: bool)
 
 # A reset option turns its value into (starting state, deal name, deal number or -1).
 ResetOption = Callable[[Variant, Any], tuple[State, str, int]]
-
-
-def generated_deal_name(variant: Variant, deal_number: int) -> str:
-    """The name of deal ``deal_number`` of the generator (``Deal.name`` without the deal)."""
-    return f"{variant.name}#{deal_number}"
 
 
 def _option_deal(variant: Variant, deal_number: Any) -> tuple[State, str, int]:
@@ -195,12 +190,12 @@ def choose_start(
         if len(options) > 1:
             raise ValueError(f"give at most one way to choose the start, got {sorted(options)}")
         ((key, value),) = options.items()
-        state, deal_name, deal_number = RESET_OPTIONS[key](variant, value)
-        return Start(_check_state(variant, state, key), deal_name, deal_number)
+        state, name, number = RESET_OPTIONS[key](variant, value)
+        return Start(_check_state(variant, state, key), name, number)
     if rng is None:
         raise ValueError("no reset option and no generator to draw a deal number from")
     deal_number = int(rng.integers(0, DEAL_NUMBER_RANGE))
-    return Start(None, generated_deal_name(variant, deal_number), deal_number)
+    return Start(None, deal_name(variant, deal_number), deal_number)
 
 
 def start_games(engine: Engine, rows: np.ndarray, starts: list[Start]) -> None:

@@ -18,6 +18,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from spider_env.core.actions import describe
+from spider_env.core.deals import deal_name
 from spider_env.core.rules import IllegalMoveError, explain_illegal
 from spider_env.core.state import State
 from spider_env.engine import DEALS_LEFT, LEGAL_COUNT, choose_backend, make_engine
@@ -27,7 +28,6 @@ from spider_env.env import (
     SpiderEnv,
     Start,
     choose_start,
-    generated_deal_name,
     last_action_text,
     make_info,
     start_games,
@@ -378,7 +378,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             n = int(self._rngs[i].integers(0, DEAL_NUMBER_RANGE))
         else:
             n = int(pool[int(self._rngs[i].integers(0, len(pool)))])
-        self._deal_names[i], self._deal_numbers[i] = generated_deal_name(self.variant, n), n
+        self._deal_names[i], self._deal_numbers[i] = deal_name(self.variant, n), n
         return Start(None, self._deal_names[i], n)
 
     def _make_info(self, given: np.ndarray) -> dict[str, Any]:

@@ -63,18 +63,10 @@ PREFIXES = {
     "evaluation": "spider_env.apps.evaluation",
     "apps": "spider_env.apps",
 }
+#: The env bucket: the modules of spider_env/ itself (its files, not its folders).
 ENV_MODULES = frozenset(
-    {
-        "spider_env",
-        "spider_env.engine",
-        "spider_env.env",
-        "spider_env.registration",
-        "spider_env.render",
-        "spider_env.rewards",
-        "spider_env.vector",
-        "spider_env.wrappers",
-    }
-)
+    {"spider_env"} | {f"spider_env.{p.stem}" for p in (ROOT / "spider_env").glob("*.py")}
+) - {"spider_env.__init__"}
 #: The interface of the compiled core that search code uses (issue 19: one small interface).
 FAST_SEARCH_INTERFACE = frozenset({"spider_env.fast.game", "spider_env.fast.jit"})
 #: What players may import of the compiled core: the package's public API and the interface.

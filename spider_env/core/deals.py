@@ -116,7 +116,12 @@ class Deal:
         """``"spider-4suit#123"`` for a generated deal, ``"custom"`` for one typed in."""
         if self.deal_number is None:
             return "custom"
-        return f"{self.variant.name}#{self.deal_number}"
+        return deal_name(self.variant, self.deal_number)
+
+
+def deal_name(variant: Variant, deal_number: int) -> str:
+    """The name of deal ``deal_number`` of the generator: ``"spider-4suit#123"``."""
+    return f"{variant.name}#{deal_number}"
 
 
 def deck(variant: Variant) -> list[int]:
