@@ -9,24 +9,18 @@ the variant's parameter vector ``pr`` (:attr:`FastGame.params`) and state vector
 a search calls per node are inlined into it. They are loaded on first use, so importing this
 module (and ``spider_env``) does not import numba.
 
-=====================================================  ==========================================
-``legal_ids(pr, st, ids, keys) -> n``                  the sorted legal ids into ``ids``
-``apply_action(pr, st, a) -> changed columns``         play legal ``a`` in place
-``is_won(pr, st)``, ``completed_runs(st)``             ``State.won``, runs completed
-``deals_left(pr, st)``                                 stock piles not dealt
-``position_hash(pr, st) -> uint64``                    the one hash of a position (no counters)
-``n_columns(pr)``, ``n_piles(pr)``                     the variant's sizes
-``builds_any_suit(pr)``                                ``Variant.build == "any-suit"``
-``is_move(pr, a)``, ``is_deal(pr, a)``                 what kind of action id ``a`` is
-``decode_move(pr, a) -> (src, cards, dst)``            ``core.actions.move_parts``
-``new_state(pr)``, ``legal_buffers(pr) -> (ids, keys)``  buffers
-``column_length(pr, st, c)``, ``face_down(pr, st, c)``  a column's cards, face down among them
-``card_at(pr, st, c, i)``                              card ``i`` of column ``c``, deepest first
-``pile_size(pr, st, j)``, ``pile_card(pr, st, j, i)``  a stock pile
-``moves_made(st)``, ``deals_made(st)``                 counters
-``new_records(pr, n)``, ``pack(pr, st, rec)``,         packed positions (only the slots in use),
-``unpack(pr, rec, st)``, ``copy_state(pr, src, dst)``  and a copy of the slots in use
-=====================================================  ==========================================
+* rules: ``legal_ids(pr, st, ids, keys) -> n`` (the sorted legal ids into ``ids``),
+  ``apply_action(pr, st, a)`` (play legal ``a`` in place; returns the columns changed),
+  ``is_won(pr, st)``, ``completed_runs(st)``, ``deals_left(pr, st)``, and
+  ``position_hash(pr, st)``, the one hash of a position (no counters);
+* the variant: ``n_columns(pr)``, ``n_piles(pr)``, ``builds_any_suit(pr)``, ``is_move(pr, a)``,
+  ``is_deal(pr, a)``, ``decode_move(pr, a) -> (src, cards, dst)`` (``core.actions.move_parts``),
+  and buffers: ``new_state(pr)``, ``legal_buffers(pr) -> (ids, keys)``;
+* a position: ``column_length(pr, st, c)``, ``face_down(pr, st, c)``, ``card_at(pr, st, c, i)``
+  (deepest first), ``pile_size(pr, st, j)``, ``pile_card(pr, st, j, i)``, ``moves_made(st)``,
+  ``deals_made(st)``;
+* packed positions (the slots in use only): ``new_records(pr, n)`` (from Python),
+  ``pack(pr, st, rec)``, ``unpack(pr, rec, st)``, and ``copy_state(pr, src, dst)``.
 """
 
 from __future__ import annotations
