@@ -26,6 +26,8 @@ import tempfile
 from pathlib import Path
 
 from spider_env.apps.evaluation.stats import format_p, mcnemar_exact, wilson_interval
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
+from spider_env.search.budget import DEFAULT_NODES
 
 
 def run(cmd: list[str]) -> None:
@@ -39,8 +41,8 @@ def main() -> int:
     ap.add_argument("--deals", default="0:1000")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--expert", default="expert", help="the expert's spec (expert:samples=..)")
-    ap.add_argument("--solver-nodes", type=int, default=1_000_000)
-    ap.add_argument("--max-steps", type=int, default=1000)
+    ap.add_argument("--solver-nodes", type=int, default=DEFAULT_NODES)
+    ap.add_argument("--max-steps", type=int, default=DEFAULT_MAX_EPISODE_STEPS)
     ap.add_argument("--skip-solver", action="store_true", help="only greedy and the expert")
     ap.add_argument("--json", help="write the numbers here")
     ap.add_argument("--out-dir", help="keep the per-deal CSV files here")

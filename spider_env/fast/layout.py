@@ -67,7 +67,6 @@ STATE_DTYPE = np.int32
     P_AUTO,  # auto_discard
     P_TOWIN,  # runs_to_win
     P_SCORING,  # 0 windows, 1 tournament
-    P_SUITS,
     P_COPIES,  # copies_per_suit
     P_OLEN,
     P_ODOWN,
@@ -76,7 +75,6 @@ STATE_DTYPE = np.int32
     P_OCOLS,
     P_OSTOCK,
     P_SIZE,  # state vector length
-    P_DOWNNORM,  # most face-down cards dealt to a column (at least 1), for features
     P_NCARDS,
     P_LAYOUT_AT,
     P_FACEDOWN_AT,
@@ -85,7 +83,7 @@ STATE_DTYPE = np.int32
     P_SLOTS_AT,
     P_DECODE_AT,  # move id -> pack_move(src, cards, dst)
     P_LOBS,  # L of the observation (Variant.max_column_length): columns of the "tableau"
-) = range(37)
+) = range(35)
 N_SCALARS = 40
 
 
@@ -171,7 +169,6 @@ def params(variant: Variant) -> np.ndarray:
         P_AUTO: int(v.auto_discard),
         P_TOWIN: v.runs_to_win,
         P_SCORING: 0 if v.scoring == "windows" else 1,
-        P_SUITS: v.suits,
         P_COPIES: v.copies_per_suit,
         P_OLEN: o_len,
         P_ODOWN: o_down,
@@ -180,7 +177,6 @@ def params(variant: Variant) -> np.ndarray:
         P_OCOLS: o_cols,
         P_OSTOCK: o_stock,
         P_SIZE: size,
-        P_DOWNNORM: max(max(v.face_down), 1),
         P_NCARDS: n,
         P_LAYOUT_AT: at_layout,
         P_FACEDOWN_AT: at_fd,
