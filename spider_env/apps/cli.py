@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from spider_env import __version__
 from spider_env.agents import AGENT_NAMES
 from spider_env.core.deals import DEAL_NUMBERS
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
@@ -142,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Spider Solitaire environment: evaluate agents, watch, replay and play.",
         epilog="Run `spider-env COMMAND --help` for a command's options.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"{PROG} {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
