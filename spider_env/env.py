@@ -32,6 +32,7 @@ from spider_env.observation import (
     observation_space,
 )
 from spider_env.render import render_text
+from spider_env.render_image import PILLOW_MISSING, pillow_available, render_image
 from spider_env.rewards import RewardFn, get_reward_fn
 
 DEFAULT_MAX_EPISODE_STEPS = 1000
@@ -211,7 +212,8 @@ def start_games(engine: Engine, rows: np.ndarray, starts: list[Start]) -> None:
 
 
 class UnsupportedRenderMode(ValueError, TypeError):
-    """A ``render_mode`` the env does not offer.
+    """A ``render_mode`` the env does not offer (or ``"rgb_array"`` without Pillow, the
+    ``render`` extra).
 
     Also a ``TypeError`` because Stable-Baselines3's ``make_vec_env`` first tries
     ``render_mode="rgb_array"`` and falls back to no render mode only on a ``TypeError``.
@@ -378,8 +380,11 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     - `obs_mode="dict"`: `"dict"`, `"features"` or `"flat"`; `feature_slots=6` face-up card
       slots per column in the feature encodings.
     - `undo=False`: add the undo action (legal when the last action revealed nothing).
-    - `render_mode=None`: `"ansi"` (`render()` returns the text) or `"human"` (prints it);
-      `ascii=False` plain-ASCII cards (`KS TH`, `##` backs); `color=False` red suits in colour.
+    - `render_mode=None`: `"ansi"` (`render()` returns the text), `"human"` (prints it) or
+      `"rgb_array"` (`render()` returns the table as an `(H, W, 3)` `uint8` image, one size per
+      variant, for `gymnasium.wrappers.RecordVideo`; needs Pillow: `pip install
+      'spider-env[render]'`); `ascii=False` plain-ASCII cards (`KS TH`, `##` backs);
+      `color=False` red suits in colour (text modes).
     - `backend="auto"`: the engine. `"auto"` runs on the compiled core (`spider_env.fast`,
       numba: one compiled call per step for the action, mask, observation and reward) when it
       can play the arguments, else on the pure-Python engine: variants with undo (an undo
@@ -405,7 +410,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     """
 
     # Gymnasium declares metadata as a plain class attribute, hence no ClassVar here.
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}  # noqa: RUF012
 
     def __init__(
         self,
@@ -430,8 +435,10 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise UnsupportedRenderMode(
-                f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}"
+                f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}"
             )
+        if render_mode == "rgb_array" and not pillow_available():
+            raise UnsupportedRenderMode(PILLOW_MISSING)
         for name, flag in (("mask_in_obs", mask_in_obs), ("ascii", ascii), ("color", color)):
             if not isinstance(flag, (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool, got {flag!r}")
@@ -643,13 +650,15 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             self.render()
         return obs, reward, terminated, False, info
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             gym.logger.warn(
-                "You are calling render() without a render_mode; pass render_mode='ansi' or "
-                "'human' when making the env."
+                "You are calling render() without a render_mode; pass render_mode='ansi', "
+                "'human' or 'rgb_array' when making the env."
             )
             return None
+        if self.render_mode == "rgb_array":
+            return render_image(self.state, last_action=self.last_action_text())
         text = render_text(
             self.state, ascii=self.ascii, color=self.color, last_action=self.last_action_text()
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from spider_env.core.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_str, is_red
 from spider_env.core.rules import legal_actions
 from spider_env.core.state import State
+from spider_env.core.variants import Variant
 
 RED = "\x1b[31m"
 RESET = "\x1b[0m"
@@ -30,6 +31,11 @@ def _cell(card: int | None, face_up: bool, ascii: bool, color: bool) -> str:
     if color and is_red(card):
         text = RED + text + RESET
     return text + " "
+
+
+def column_label(variant: Variant, c: int) -> str:
+    """Column ``c``'s label: its number, ``F`` before it for a free column (never dealt to)."""
+    return f"F{c}" if c >= variant.dealt_columns else str(c)
 
 
 def header_text(state: State) -> str:
@@ -64,8 +70,7 @@ def render_text(
     C = v.n_columns
     labels = []
     for c in range(C):
-        label = f"F{c}" if c >= v.dealt_columns else str(c)
-        labels.append(label.rjust(CELL - 1) + " ")
+        labels.append(column_label(v, c).rjust(CELL - 1) + " ")
     lines.append("".join(labels).rstrip())
     depth = max((len(col) for col in state.cols), default=0)
     for i in range(max(depth, 1)):
@@ -86,4 +91,4 @@ def render_text(
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["header_text", "render_text"]
+__all__ = ["column_label", "header_text", "render_text"]

@@ -34,6 +34,7 @@ from spider_env.env import (
 )
 from spider_env.observation import ColumnOverflowError, assemble_observation
 from spider_env.render import render_text
+from spider_env.render_image import render_image
 from spider_env.wrappers import deal_sequence
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
@@ -112,14 +113,16 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     ``"pure"`` forces the pure engine), and every argument of ``SpiderEnv`` (``variant``,
     ``suits``, ``reward_mode``, ``illegal_action``, ``illegal_reward``, ``mask_in_obs``,
     ``obs_mode``, ``feature_slots``, ``undo``, ``render_mode`` (``"ansi"``: ``render()``
-    returns a tuple of texts), ``ascii``, ``color``).
+    returns a tuple of texts; ``"rgb_array"``: a tuple of images, as ``SpiderEnv`` draws them),
+    ``ascii``, ``color``).
 
     ``illegal_action="raise"`` raises ``IllegalMoveError`` naming the game, before any game
     moves; ``"penalize"``/``"terminate"`` act per game as in ``SpiderEnv``.
     """
 
     metadata = {  # noqa: RUF012  (Gymnasium declares metadata as a plain class attribute)
-        "render_modes": ["ansi"],
+        "render_modes": ["ansi", "rgb_array"],
+        "render_fps": SpiderEnv.metadata["render_fps"],
         "autoreset_mode": AutoresetMode.NEXT_STEP,
     }
 
@@ -154,8 +157,10 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
                 f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}, "
                 f"got {autoreset_mode!r}"
             ) from None
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
+            )
         self.num_envs = N = int(num_envs)
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self.autoreset_mode = mode
@@ -358,14 +363,19 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
 
     def render(self) -> tuple[Any, ...] | None:
         if self.render_mode is None:
-            gym.logger.warn("You are calling render() without a render_mode; pass 'ansi'.")
+            gym.logger.warn(
+                "You are calling render() without a render_mode; pass 'ansi' or 'rgb_array'."
+            )
             return None
         v, p = self.variant, self._proto
-        frames = []
+        frames: list[Any] = []
         for i, st in enumerate(self.states()):
             a = int(self._last_actions[i])
             last = None if a < 0 else last_action_text(v, st, a, bool(self._last_refused[i]))
-            frames.append(render_text(st, ascii=p.ascii, color=p.color, last_action=last))
+            if self.render_mode == "rgb_array":
+                frames.append(render_image(st, last_action=last))
+            else:
+                frames.append(render_text(st, ascii=p.ascii, color=p.color, last_action=last))
         return tuple(frames)
 
     # --- internals ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from typing import Any
 
+import numpy as np
 import pytest
 
 from spider_env.apps.cli import main
@@ -115,6 +116,31 @@ def test_show_save_and_replay(capsys: Any, tmp_path: Any) -> None:
     assert code == 0 and out3.count("last action:") == 1
     code, out4, _ = run_cli(capsys, "show", "--deal", "5", "--suits", "1", "--final")
     assert code == 0 and out4.count("last action:") == 1
+
+
+def test_show_gif_writes_one_frame_per_step_and_holds_the_last(capsys: Any, tmp_path: Any) -> None:
+    from PIL import Image, ImageSequence
+
+    from spider_env.apps.cli import GIF_FINAL_MS
+    from spider_env.apps.episodes import Episode, replay_images
+    from spider_env.env import SpiderEnv
+
+    gif, saved = tmp_path / "ep.gif", str(tmp_path / "ep.jsonl")
+    code, out, err = run_cli(
+        capsys, "show", "--deal", "5", "--suits", "1", "--max-steps", "12", "--final",
+        "--gif", str(gif), "--save", saved,
+    )  # fmt: skip
+    assert code == 0 and err == ""
+    assert f"GIF saved: {gif} (13 frames)" in out  # the start and one per step
+    with Image.open(gif) as image:
+        frames = [
+            (np.asarray(f.convert("RGB")), f.info["duration"])
+            for f in ImageSequence.all_frames(image)
+        ]
+    step_ms = 1000 / SpiderEnv.metadata["render_fps"]  # one step at the env's frame rate
+    assert [ms for _, ms in frames] == [step_ms] * 12 + [GIF_FINAL_MS]
+    for (pixels, _), expected in zip(frames, replay_images(Episode.load(saved)), strict=True):
+        assert np.array_equal(pixels, expected)
 
 
 def test_replay_refuses_corrupt_files(capsys: Any, tmp_path: Any) -> None:
@@ -284,6 +310,8 @@ def test_argument_errors_are_one_line_with_status_2(
     [
         (["evaluate", "--deals", "0:100000000000", "--agent", "random"], "--deals: "),
         (["show", "--save", "/"], "cannot write /: it is a directory"),
+        (["show", "--gif", "/"], "cannot write /: it is a directory"),
+        (["show", "--gif", "/no/such/dir/ep.gif"], "directory /no/such/dir does not exist"),
         (["show", "--agent", "greedy", "--deterministic"], "trained models"),
         (["replay", "/"], "is a directory"),
         (["play", "--variant", "spider-1suit", "--suits", "2"], "contradicts"),

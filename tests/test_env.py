@@ -168,7 +168,7 @@ def test_bad_constructor_arguments():
         ({"obs_mode": "pixels"}, ValueError, "obs_mode"),
         ({"reward_mode": "money"}, ValueError, "reward_mode"),
         ({"reward_mode": 3}, TypeError, "reward_mode"),
-        ({"render_mode": "rgb_array"}, ValueError, "render_mode"),
+        ({"render_mode": "rgb_array_list"}, ValueError, "render_mode"),
         ({"obs_mode": "flat", "mask_in_obs": True}, ValueError, "mask_in_obs"),
         ({"obs_mode": "features", "feature_slots": -1}, ValueError, "feature_slots"),
         ({"undo": "yes"}, TypeError, "undo"),

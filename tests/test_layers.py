@@ -94,7 +94,9 @@ BUCKETS: dict[str, Rule] = {
     "search": _rule("core fast search", "numpy numba"),
     "heuristics": _rule("core heuristics"),
     "observation": _rule("core heuristics observation", "numpy gymnasium"),
-    "env": _rule(f"{_BELOW_ENV} env", "numpy gymnasium"),
+    # PIL: spider_env.render_image draws with it, imported only when an image is drawn
+    # (tests/test_render_image.py checks that importing and making envs leaves it unimported)
+    "env": _rule(f"{_BELOW_ENV} env", "numpy gymnasium PIL"),
     "sb3": _rule(f"{_BELOW_ENV} env sb3", "numpy gymnasium stable_baselines3"),
     "players": _rule(f"{_BELOW_ENV} env search players", "numpy"),
     "rl": _rule(

@@ -1,7 +1,7 @@
 """The ``spider-env`` command: evaluate agents, show and replay episodes, play, demo.
 
     spider-env evaluate --agent random --agent greedy --suits 1 --deals 0:1000 --jobs 2
-    spider-env show --deal 7 --agent greedy [--save ep.jsonl]
+    spider-env show --deal 7 --agent greedy [--save ep.jsonl] [--gif ep.gif]
     spider-env replay ep.jsonl [--delay 0.2]
     spider-env play --suits 1 --deal 7
     spider-env demo
@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 from spider_env import __version__
 from spider_env.agents import AGENT_NAMES
 from spider_env.core.deals import DEAL_NUMBERS
-from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, SpiderEnv
 
 PROG = "spider-env"
 
@@ -41,6 +41,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 MAX_DELAY = 3600.0  # seconds between replayed frames
+# A GIF's frames (show --gif): one step at the env's render_fps; the final position held longer.
+GIF_FRAME_MS = round(1000 / SpiderEnv.metadata["render_fps"])
+GIF_FINAL_MS = 3000
 
 
 def _agent_choices() -> str:
@@ -202,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
         "play one deal with an agent and print the whole episode",
         "Play one deal with an agent and print every position of the game (or only the last\n"
         "with --final), then how it ended; --save writes the episode as JSON lines for\n"
-        "`spider-env replay`.",
+        "`spider-env replay`, --gif as an animated GIF.",
         epilog="example: spider-env show --deal 7 --agent greedy --suits 1 --save ep.jsonl",
     )
     p.add_argument("--deal", type=_deal_number, default=0, help="deal number (default 0)")
@@ -221,6 +224,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_non_negative_int, default=0, help="the agent's seed base")
     p.add_argument("--final", action="store_true", help="print only the final position")
     p.add_argument("--save", metavar="FILE", help="record the episode (JSON lines)")
+    p.add_argument(
+        "--gif",
+        metavar="FILE",
+        help="write the episode as an animated GIF: one frame per step, "
+        f"{GIF_FRAME_MS} ms each, the last held {GIF_FINAL_MS / 1000:g} s (needs Pillow: "
+        "pip install 'spider-env[render]')",
+    )
     _add_render_args(p)
     _add_model_mode_args(p)
 
@@ -466,6 +476,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     v = _variant(args)
     if args.save:
         _check_writable(args.save)
+    if args.gif:
+        from spider_env.render_image import require_pillow
+
+        _check_writable(args.gif)
+        try:
+            require_pillow()
+        except ImportError as exc:
+            raise CliError(f"--gif: {exc}") from None
     try:
         ep = record_episode(
             args.agent,
@@ -489,6 +507,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.save:
         _write(args.save, ep.save)
         print(f"episode saved: {args.save}")
+    if args.gif:
+        from spider_env.apps.episodes import replay_images
+        from spider_env.render_image import write_gif
+
+        def gif(path: str) -> None:
+            n = write_gif(replay_images(ep), path, frame_ms=GIF_FRAME_MS, final_ms=GIF_FINAL_MS)
+            print(f"GIF saved: {path} ({n} frames)")
+
+        _write(args.gif, gif)
     return 0
 
 

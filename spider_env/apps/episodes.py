@@ -20,7 +20,9 @@ The deal is recorded from what the env was reset with (the ``deal`` number given
 :func:`replay_frames` re-plays an episode through the env (``SpiderEnv`` with
 ``render_mode="ansi"``) and yields one rendered frame per position, checking on the way that
 every action is legal, every reward is the recorded one and the game ends as the outcome says
-(:class:`EpisodeError` otherwise).
+(:class:`EpisodeError` otherwise); :func:`replay_images` does the same with
+``render_mode="rgb_array"`` (images, e.g. for
+:func:`spider_env.render_image.write_gif`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from spider_env.apps.evaluation import make_env, play_episode
 from spider_env.apps.evaluation.players import agent_names, build_agent, check_deterministic
@@ -279,14 +283,16 @@ def _check_outcome(outcome: Any, where: str) -> dict[str, Any]:
     return outcome
 
 
-def make_replay_env(ep: Episode, ascii: bool = False, color: bool = False) -> Any:
+def make_replay_env(
+    ep: Episode, ascii: bool = False, color: bool = False, render_mode: str = "ansi"
+) -> Any:
     """The env an episode is replayed in (:class:`EpisodeError` if it cannot be built)."""
     try:
         return SpiderEnv(
             variant=ep.get_variant(),
             reward_mode=ep.reward_mode,
             illegal_action="raise",
-            render_mode="ansi",
+            render_mode=render_mode,
             ascii=ascii,
             color=color,
         )
@@ -296,12 +302,24 @@ def make_replay_env(ep: Episode, ascii: bool = False, color: bool = False) -> An
 
 def replay_frames(ep: Episode, ascii: bool = False, color: bool = False) -> Iterator[str]:
     """Frames of the episode (the start, then one per step), checked against the engine."""
-    env = make_replay_env(ep, ascii, color)
+    for frame in _replay(ep, make_replay_env(ep, ascii, color)):
+        yield str(frame)
+
+
+def replay_images(ep: Episode) -> Iterator[np.ndarray]:
+    """The episode's frames as images (``render_mode="rgb_array"``; Pillow, the ``render``
+    extra), checked as :func:`replay_frames` checks them."""
+    yield from _replay(ep, make_replay_env(ep, render_mode="rgb_array"))
+
+
+def _replay(ep: Episode, env: SpiderEnv) -> Iterator[Any]:
+    """``env.render()`` at the start and after every step of ``ep``, replayed in ``env``
+    (:class:`EpisodeError` where the replay disagrees with the file)."""
     try:
         env.reset(options=ep.reset_options())
     except (ValueError, TypeError) as exc:
         raise EpisodeError(f"cannot set up the episode's deal: {exc}") from None
-    yield str(env.render())
+    yield env.render()
     terminated = not env.action_masks().any()
     for i, (a, r) in enumerate(zip(ep.actions, ep.rewards)):
         if terminated:
@@ -317,7 +335,7 @@ def replay_frames(ep: Episode, ascii: bool = False, color: bool = False) -> Iter
             raise EpisodeError(
                 f"step {i}: reward {reward} differs from the recorded {r} (corrupt file)"
             )
-        yield str(env.render())
+        yield env.render()
     won = env.state.won
     rec_won = ep.outcome.get("won")
     if rec_won is not None and bool(rec_won) != won:
@@ -446,4 +464,5 @@ __all__ = [
     "record_episode",
     "redraws_in_place",
     "replay_frames",
+    "replay_images",
 ]

@@ -25,6 +25,9 @@ Files written under ``tests/golden/``:
   ``action``, ``description``, ``state_after``,
   ``score_after``, ``terminal_after``, ``won_after``.
 * ``render/<case>.txt``: ``SpiderEnv(render_mode="ansi").render()`` of fixed positions.
+* ``render/<case>.image.txt``: the shape and SHA-256 of ``SpiderEnv(render_mode="rgb_array")
+  .render()`` of some of those positions (:data:`IMAGE_CASES`); ``--png DIR`` writes the
+  images themselves as PNG files to look at.
 
 ``variants/pysolfc-spider-deals.txt`` is an input (deals printed by PySolFC, see
 ``tests/test_interop.py``), not written here.
@@ -33,6 +36,7 @@ Files written under ``tests/golden/``:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import sys
@@ -257,16 +261,63 @@ RENDER_CASES: dict[str, tuple[dict[str, Any], dict[str, Any] | None, Any]] = {
 }
 
 
-def render_case(name: str) -> str:
-    """``env.render()`` (ANSI mode) of one render case."""
+# the render cases whose images (render_mode="rgb_array") are pinned as checksums
+IMAGE_CASES = (
+    "spider-4suit-deal0",
+    "spider-2suit-deal3-play",
+    "spider-4suit-deal5-illegal",
+    "tournament-2suit-deal1-ascii",
+    "spider-1suit-won",
+)
+
+
+def _render_case(name: str, render_mode: str) -> Any:
+    """``env.render()`` of one render case in ``render_mode``."""
     kwargs, options, before = RENDER_CASES[name]
-    env = SpiderEnv(render_mode="ansi", **kwargs)
+    env = SpiderEnv(render_mode=render_mode, **kwargs)
     env.reset(options=options)
     if before is not None:
         before(env)
-    text = env.render()
+    return env.render()
+
+
+def render_case(name: str) -> str:
+    """``env.render()`` (ANSI mode) of one render case."""
+    text = _render_case(name, "ansi")
     assert isinstance(text, str)
     return text
+
+
+def render_image_case(name: str) -> np.ndarray:
+    """``env.render()`` (``rgb_array`` mode) of one render case."""
+    image = _render_case(name, "rgb_array")
+    assert isinstance(image, np.ndarray)
+    return image
+
+
+def image_text(name: str) -> str:
+    """The golden text of a render case's image: its shape and the SHA-256 of its pixels."""
+    image = render_image_case(name)
+    h, w, bands = image.shape
+    digest = hashlib.sha256(np.ascontiguousarray(image).tobytes()).hexdigest()
+    return (
+        f"# SpiderEnv(render_mode='rgb_array').render() of render case {name}: {image.dtype},\n"
+        "# SHA-256 of its pixels row by row; see it: python tests/golden/regenerate.py --png DIR\n"
+        f"shape: {h} {w} {bands}\nsha256: {digest}\n"
+    )
+
+
+def write_pngs(folder: Path) -> list[str]:
+    """Write the images of :data:`IMAGE_CASES` to ``folder`` as PNG files; their paths."""
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name in IMAGE_CASES:
+        path = folder / f"{name}.png"
+        Image.fromarray(render_image_case(name)).save(path)
+        paths.append(str(path))
+    return paths
 
 
 # --- all files -----------------------------------------------------------------------------
@@ -283,6 +334,8 @@ def expected_files() -> dict[str, str]:
         out[game_file(game)] = playthrough(game)
     for case in RENDER_CASES:
         out[f"render/{case}.txt"] = render_case(case)
+    for case in IMAGE_CASES:
+        out[f"render/{case}.image.txt"] = image_text(case)
     return out
 
 
@@ -347,7 +400,14 @@ def main(argv: list[str] | None = None) -> int:
         "--check", action="store_true", help="write nothing; exit 1 naming the first difference"
     )
     parser.add_argument("--dir", type=Path, default=HERE, help="golden folder (default: here)")
+    parser.add_argument(
+        "--png", type=Path, metavar="DIR", help="only write the pinned images as PNG files to DIR"
+    )
     args = parser.parse_args(argv)
+    if args.png:
+        for path in write_pngs(args.png):
+            print(f"wrote {path}")
+        return 0
     if args.check:
         problems = check(args.dir)
         if problems:
