@@ -167,6 +167,12 @@ class Engine(ABC):
         self.__dict__.update(state)
         self._bind()
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the engine's arrays: its buffers and constants (views are not counted)."""
+        arrays = [*vars(self).values(), *vars(self.obs).values()]
+        return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray) and a.base is None)
+
     def game(self, i: int) -> GameView:
         """Game ``i``'s mask, counters and observation buffers (views, made once)."""
         view = self._games.get(i)
@@ -475,6 +481,15 @@ def make_engine(
     )  # fmt: skip
 
 
+def game_nbytes(backend: str, variant: Variant, **settings: Any) -> int:
+    """The bytes one game adds to the arrays of an engine of ``backend`` with these
+    :func:`make_engine` settings: an engine of two games less an engine of one (so the shapes
+    keep their one home, the engines' ``__init__``). Python objects (states, generators) come on
+    top."""
+    one, two = (make_engine(backend, variant, n, **settings).nbytes for n in (1, 2))
+    return two - one
+
+
 __all__ = [
     "BACKENDS",
     "COUNTERS",
@@ -485,5 +500,6 @@ __all__ = [
     "PureEngine",
     "choose_backend",
     "compiled_feature_layout",
+    "game_nbytes",
     "make_engine",
 ]

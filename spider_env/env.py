@@ -18,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from spider_env.action_space import MaskableDiscrete
 from spider_env.core.actions import Action, check_action_id, decode, describe, encode
 from spider_env.core.deals import deal_from_text, deal_name, generate_deal
 from spider_env.core.interop import pysol_reset_option
@@ -166,6 +167,19 @@ def register_reset_option(name: str, fn: ResetOption) -> None:
     RESET_OPTIONS[name] = fn
 
 
+def check_seed(seed: Any, name: str = "seed", expected: str = "an int or None") -> int | None:
+    """A ``reset`` seed as an ``int`` (``None`` stays ``None``): a ``TypeError`` unless it is an
+    int (not a bool), saying it must be ``expected``, and a ``ValueError`` if it is negative,
+    each naming ``name``."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{name} must be {expected}, got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"{name} must be >= 0, got {seed}")
+    return int(seed)
+
+
 class Start(NamedTuple):
     """Where a game starts: ``state`` (``None``: deal ``deal_number`` of the generator, which
     the engine lays out itself), the deal's name and number (``-1`` if none)."""
@@ -182,9 +196,9 @@ def choose_start(
     the one reset option given (:data:`RESET_OPTIONS`; unknown keys, several keys and positions
     of another variant or too long for the observation are errors), or without options a deal
     number in ``[0, 2**32)`` drawn from ``rng``."""
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
     if options:
-        if not isinstance(options, dict):
-            raise TypeError(f"options must be a dict, got {type(options).__name__}")
         unknown = [k for k in options if k not in RESET_OPTIONS]
         if unknown:
             raise ValueError(f"unknown reset option(s) {unknown}; known: {sorted(RESET_OPTIONS)}")
@@ -261,7 +275,10 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     `Box(0, 1, (n_actions,), int8)`). `gymnasium.make` wraps the env last in the thin
     `spider_env.wrappers.SpiderMethods`, so `env.action_masks()`, `env.state`,
     `env.describe_action(a)`... also work on the env it returns (Gymnasium 1.x wrappers do not
-    forward attributes), and `envs.call("action_masks")` on vector envs.
+    forward attributes), and `envs.call("action_masks")` on vector envs. Gymnasium's own idiom
+    `env.action_space.sample(mask=info["action_mask"])` takes it as it is: the action space is a
+    `spider_env.action_space.MaskableDiscrete`, a `Discrete(n_actions)` (equal to it) whose
+    `sample` also takes a `bool` mask.
 
     ## Observation Space
     What a player sees, nothing more (face-down cards and the stock order never appear).
@@ -306,7 +323,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     inverses, `observation_space`).
 
     ## Starting State
-    A deal of the variant: with `reset(seed=s)` deal number `n` drawn from the env's RNG
+    A deal of the variant: with `reset(seed=s)` (an int >= 0: otherwise a `TypeError` or
+    `ValueError`, as for an `options` that is not a dict) deal number `n` drawn from the env's RNG
     (`n` in `[0, 2**32)`, the same for the same seed on every machine and process); `reset()`
     continues the RNG; `options={"deal": n}` plays deal `n` of the engine's generator;
     `options={"deal_text": text}` a deal typed in (KPatience-like `Play0:`/`Deal0:` lines, see
@@ -465,7 +483,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
 
         v = self.variant
         self.n_actions = v.n_actions
-        self.action_space = spaces.Discrete(self.n_actions)
+        self.action_space = MaskableDiscrete(self.n_actions)
         # checks obs_mode, feature_slots and mask_in_obs with "flat"
         self.observation_space: spaces.Space[Any] = observation_space(
             v, obs_mode, feature_slots, self.mask_in_obs
@@ -593,7 +611,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         self._last = None
         start = choose_start(self.variant, options, self.np_random)
         start_games(self._engine, _ROW0, [start])
@@ -689,6 +707,7 @@ __all__ = [
     "SpiderEnv",
     "Start",
     "UnsupportedRenderMode",
+    "check_seed",
     "choose_start",
     "register_reset_option",
 ]

@@ -7,26 +7,28 @@ the same for every registered id) returns it. A shell over one engine of
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from spider_env.action_space import MaskableDiscrete
 from spider_env.core.actions import describe
 from spider_env.core.deals import deal_name
 from spider_env.core.rules import IllegalMoveError, explain_illegal
 from spider_env.core.state import State
-from spider_env.engine import DEALS_LEFT, LEGAL_COUNT, choose_backend, make_engine
+from spider_env.engine import DEALS_LEFT, LEGAL_COUNT, choose_backend, game_nbytes, make_engine
 from spider_env.env import (
     DEAL_NUMBER_RANGE,
     INFO_KEYS,
     SpiderEnv,
     Start,
+    check_seed,
     choose_start,
     last_action_text,
     make_info,
@@ -41,6 +43,34 @@ AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMo
 # What call()/get_attr() give: per game, and SpiderEnv attributes that do not depend on the game.
 _PER_GAME = ("action_masks", "state", "deal_name", "deal_number", "legal_actions")
 _STATELESS = ("decode_action", "describe_action", "encode_action", "n_actions", "variant")
+# Where a cgroup (v2, v1) memory limit and the memory used under it are read (containers).
+_CGROUP_MEMORY = (
+    ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+    ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory a new batch can take: Linux's ``MemAvailable``, lowered to what a cgroup
+    memory limit leaves (a container's); elsewhere the physical memory; ``None`` if unknown."""
+    found: list[int] = []
+    try:
+        with open("/proc/meminfo") as f:
+            found += [int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")]
+    except OSError:
+        pass
+    for limit_file, usage_file in _CGROUP_MEMORY:
+        try:
+            with open(limit_file) as limit, open(usage_file) as usage:
+                found.append(int(limit.read()) - int(usage.read()))
+        except (OSError, ValueError):  # no such cgroup, or no limit ("max")
+            pass
+    if not found:
+        try:
+            return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, OSError, ValueError):
+            return None
+    return min(found)
 
 
 class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
@@ -59,7 +89,9 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
 
     ## Spaces
     ``single_action_space`` is the env's ``Discrete(A)``; ``action_space`` is
-    ``MultiDiscrete([A] * num_envs)``; ``observation_space`` is
+    ``MultiDiscrete([A] * num_envs)`` (both as :mod:`spider_env.action_space` makes them: equal
+    to Gymnasium's, and ``envs.action_space.sample(mask=info["action_mask"])`` takes the
+    batched ``bool`` mask, one legal action per game); ``observation_space`` is
     ``gymnasium.vector.utils.batch_space`` of the env's observation space (every ``obs_mode``:
     ``"dict"``, ``"features"``, ``"flat"``, with ``mask_in_obs``), so a ``"tableau"`` batch has
     shape ``(num_envs, C, L)``.
@@ -89,7 +121,9 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     ``legal_action_count == 0``; a vector env must keep every game going.)
 
     New games' deals are drawn from each game's own generator, as ``SpiderEnv.reset`` does:
-    ``reset(seed=s)`` seeds game ``i`` with ``s + i`` (a list gives one seed per game). With
+    ``reset(seed=s)`` seeds game ``i`` with ``s + i`` (a list, tuple or 1-D array gives one seed
+    per game, each an int >= 0 or ``None``; anything else is a ``TypeError`` or ``ValueError``
+    naming it, raised, like every bad ``options`` value, before any game changes). With
     ``deal_numbers`` (a ``range`` or sequence of ints below 2**63) every new game plays one of
     them, drawn as ``spider_env.wrappers.DealRange(env, deal_numbers)`` draws for a single env
     (e.g. a training range that leaves out evaluation deals).
@@ -106,7 +140,10 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     and ``"_" + key`` to a ``bool`` mask of the games it is given for.
 
     ## Arguments
-    ``num_envs``, ``max_episode_steps=None`` (``make_vec`` passes the id's limit, 1000),
+    ``num_envs`` (refused with a ``ValueError``, before anything is allocated, when the engine's
+    buffers for that many games, ``spider_env.engine.game_nbytes`` each, exceed the memory
+    available: :func:`available_memory`; a lower bound, as a game also holds Python objects),
+    ``max_episode_steps=None`` (``make_vec`` passes the id's limit, 1000),
     ``deal_numbers=None``,
     ``autoreset_mode``, ``copy=True`` (return fresh arrays; ``False`` returns the env's own
     buffers, overwritten by the next call), ``backend="auto"`` (``"compiled"`` insists,
@@ -138,6 +175,8 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         deal_numbers: Sequence[int] | range | None = None,
         **env_kwargs: Any,
     ) -> None:
+        # Every argument is checked, and the batch's size against the memory available, before
+        # anything is allocated for the games.
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
             raise TypeError(f"num_envs must be an int, got {num_envs!r}")
         if num_envs < 1:
@@ -145,8 +184,9 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         if max_episode_steps is not None and (
             isinstance(max_episode_steps, bool)
             or not isinstance(max_episode_steps, (int, np.integer))
-            or max_episode_steps < 1
         ):
+            raise TypeError(f"max_episode_steps must be an int or None, got {max_episode_steps!r}")
+        if max_episode_steps is not None and max_episode_steps < 1:
             raise ValueError(
                 f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}"
             )
@@ -165,35 +205,38 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self.autoreset_mode = mode
         self.metadata = {**self.metadata, "autoreset_mode": mode}
+        if not isinstance(copy, (bool, np.bool_)):
+            raise TypeError(f"copy must be a bool, got {copy!r}")
         self.copy = bool(copy)
         self.render_mode = render_mode
-        # One env built for its argument checks, spaces and position-independent methods (never
-        # reset or stepped: the games are the engine's).
-        self._proto = proto = SpiderEnv(backend="pure", **env_kwargs, render_mode=render_mode)
-        self.variant = proto.variant
-        self.n_actions = proto.n_actions
-        self.backend = choose_backend(backend, self.variant, proto.reward_fn)
-        self.single_action_space = spaces.Discrete(self.n_actions)
-        self.action_space = batch_space(self.single_action_space, N)
-        self.single_observation_space = proto.observation_space
-        self.observation_space = batch_space(self.single_observation_space, N)
-        self._started = False
         self.deal_numbers = None if deal_numbers is None else deal_sequence(deal_numbers)
         if self.deal_numbers is not None:
             top = self.deal_numbers[-1] if isinstance(self.deal_numbers, range) else None
             high = max(self.deal_numbers) if top is None else max(top, self.deal_numbers[0])
             if high >= 2**63:
                 raise ValueError(f"deal_numbers of a vector env must be below 2**63, got {high}")
+        # One env built for its argument checks, spaces and position-independent methods (never
+        # reset or stepped: the games are the engine's).
+        self._proto = proto = SpiderEnv(backend="pure", **env_kwargs, render_mode=render_mode)
+        self.variant = proto.variant
+        self.n_actions = proto.n_actions
+        self.backend = choose_backend(backend, self.variant, proto.reward_fn)
+        settings: dict[str, Any] = dict(
+            obs_mode=proto.obs_mode, feature_slots=proto.feature_slots, reward_fn=proto.reward_fn,
+            illegal_reward=proto.illegal_reward,
+            terminate_illegal=proto.illegal_action == "terminate",
+        )  # fmt: skip
+        self._check_fits(game_nbytes(self.backend, self.variant, **settings))
+        self.single_action_space = MaskableDiscrete(self.n_actions)
+        self.action_space = batch_space(self.single_action_space, N)
+        self.single_observation_space = proto.observation_space
+        self.observation_space = batch_space(self.single_observation_space, N)
+        self._started = False
         # Each game's generator: the deal numbers of its new games (seeded by reset(seed=...)).
         self._rngs: list[np.random.Generator] = [seeding.np_random()[0] for _ in range(N)]
         self._max_steps = -1 if self.max_episode_steps is None else self.max_episode_steps
         self._n_ended = 0
-        self._engine = make_engine(
-            self.backend, self.variant, N, obs_mode=proto.obs_mode,
-            feature_slots=proto.feature_slots, reward_fn=proto.reward_fn,
-            illegal_reward=proto.illegal_reward,
-            terminate_illegal=proto.illegal_action == "terminate",
-        )  # fmt: skip
+        self._engine = make_engine(self.backend, self.variant, N, **settings)
         self._raise_illegal = proto.illegal_action == "raise"
         self._mask_in_obs = proto.mask_in_obs
         self._no_reset = np.full(N, -1, dtype=np.int64)
@@ -271,16 +314,20 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         options: dict[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any]]:
         N = self.num_envs
-        if seed is not None:
-            self._np_random, self._np_random_seed = seeding.np_random(
-                seed if isinstance(seed, (int, np.integer)) else None
-            )
-        seeds = self._seeds(seed)
+        # Every argument (each game's option value too) is checked before anything changes.
+        seed_all, seeds = self._seeds(seed)
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
         options = dict(options) if options else {}
         rows_mask = self._reset_mask(options.pop("reset_mask", None))
         if len(options) > 1:
             raise ValueError(f"give at most one way to choose the start, got {sorted(options)}")
-        given: list[dict[str, Any] | None] = [None] * N
+        rows = np.flatnonzero(rows_mask)
+        if not self._started and len(rows) < N:
+            # the first reset resets every game: the batch needs an observation of each
+            missing = np.flatnonzero(~rows_mask).tolist()
+            raise ValueError(f"the first reset must reset every env (envs {missing} were not)")
+        given: list[Start] | None = None
         if options:
             ((key, value),) = options.items()
             per_env = isinstance(value, (list, tuple, np.ndarray))
@@ -289,19 +336,16 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
                     f"options[{key!r}] has {len(value)} values; give one per env ({N}) or one "
                     "value for all"
                 )
-            given = [{key: value[i] if per_env else value} for i in range(N)]
-        rows = np.flatnonzero(rows_mask)
-        if not self._started and len(rows) < N:
-            # the first reset resets every game: the batch needs an observation of each
-            missing = np.flatnonzero(~rows_mask).tolist()
-            raise ValueError(f"the first reset must reset every env (envs {missing} were not)")
+            given = [
+                choose_start(self.variant, {key: value[i] if per_env else value}, None)
+                for i in rows.tolist()
+            ]
+        if seed is not None:
+            self._np_random, self._np_random_seed = seeding.np_random(seed_all)
         for i in rows.tolist():
             if seeds[i] is not None:
                 self._rngs[i] = seeding.np_random(seeds[i])[0]
-        starts = [
-            choose_start(self.variant, given[i], None) if given[i] else self._new_deal(i)
-            for i in rows.tolist()
-        ]
+        starts = given if given is not None else [self._new_deal(i) for i in rows.tolist()]
         start_games(self._engine, rows, starts)
         for i, start in zip(rows.tolist(), starts):
             self._deal_names[i], self._deal_numbers[i] = start.deal_name, start.deal_number
@@ -450,16 +494,32 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     def _out(self, arr: np.ndarray) -> np.ndarray:
         return arr.copy() if self.copy else arr
 
-    def _seeds(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
+    def _seeds(self, seed: Any) -> tuple[int | None, list[int | None]]:
+        """``reset``'s ``seed`` checked: ``None``, an int ``s`` (game ``i`` gets ``s + i``) or a
+        list, tuple or 1-D array of ``num_envs`` ints and ``None``s (one per game). Returns the
+        seed of ``np_random`` (``s``, or ``None``: random) and each game's seed; a
+        ``TypeError`` / ``ValueError`` names what is wrong."""
         N = self.num_envs
-        if seed is None:
-            return [None] * N
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            return [int(seed) + i for i in range(N)]
-        seeds = list(seed)  # type: ignore[arg-type]
-        if len(seeds) != N:
-            raise ValueError(f"give one seed per env ({N}), got {len(seeds)}")
-        return seeds
+        if isinstance(seed, np.ndarray) and seed.ndim != 1:
+            raise ValueError(f"a seed array must be 1-D (one seed per env), got shape {seed.shape}")
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            if len(seed) != N:
+                raise ValueError(f"give one seed per env ({N}), got {len(seed)}")
+            return None, [check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
+        one = check_seed(seed, expected=f"an int, None, or a list of {N} seeds (one per env)")
+        return one, [None if one is None else one + i for i in range(N)]
+
+    def _check_fits(self, game_bytes: int) -> None:
+        """A ``ValueError`` when the engine's buffers for ``num_envs`` games (``game_bytes``
+        each, a lower bound of what a game takes) exceed :func:`available_memory`."""
+        need, free = self.num_envs * game_bytes, available_memory()
+        if free is not None and need > free:
+            raise ValueError(
+                f"num_envs={self.num_envs} does not fit in memory: the engine's buffers alone "
+                f"need {_size(need)} ({game_bytes:,} bytes per game of {self.variant.name}, "
+                f"obs_mode={self._proto.obs_mode!r}, {self.backend} engine), more than the "
+                f"{_size(free)} available"
+            )
 
     def _reset_mask(self, mask: Any) -> np.ndarray:
         if mask is None:
@@ -513,6 +573,10 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             engine.masks if self._mask_in_obs else None,
             self.copy if copy is None else copy,
         )
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB"
 
 
 def _row(obs: Any, i: int) -> Any:

@@ -691,6 +691,36 @@ def test_bad_reset_options():
     env.reset(options={})  # empty options: a random deal
 
 
+@pytest.mark.parametrize(
+    ("seed", "error", "message"),
+    [
+        (1.5, TypeError, "seed must be an int or None, got float 1.5"),
+        ("7", TypeError, "seed must be an int or None, got str '7'"),
+        (True, TypeError, "seed must be an int or None, got bool True"),
+        (-1, ValueError, "seed must be >= 0, got -1"),
+    ],
+)
+def test_reset_refuses_a_bad_seed_naming_it_and_keeps_the_rng(seed, error, message):
+    env, twin = SpiderEnv(suits=2), SpiderEnv(suits=2)
+    env.reset(seed=3)
+    twin.reset(seed=3)
+    with pytest.raises(error, match=message):
+        env.reset(seed=seed)
+    assert deal_names(env, None, 2) == deal_names(twin, None, 2)
+
+
+def test_reset_takes_a_numpy_int_seed_as_that_int():
+    assert deal_names(SpiderEnv(), np.int64(9), 3) == deal_names(SpiderEnv(), 9, 3)
+
+
+@pytest.mark.parametrize("options", [[1, 2], [], "deal", 3])
+def test_reset_refuses_options_that_are_not_a_dict(options):
+    with pytest.raises(
+        TypeError, match=f"options must be a dict or None, got {type(options).__name__}"
+    ):
+        SpiderEnv().reset(options=options)
+
+
 def test_state_is_read_only_and_needs_reset():
     env = SpiderEnv()
     with pytest.raises(RuntimeError, match="reset"):

@@ -86,3 +86,17 @@ def test_adapter_refuses_a_vector_env_without_same_step_autoreset() -> None:
     venv = SpiderVectorEnv(2, autoreset_mode=AutoresetMode.NEXT_STEP)
     with pytest.raises(ValueError, match="SAME_STEP"):
         SpiderSB3VecEnv(venv=venv)
+
+
+def test_the_adapter_passes_a_batch_beyond_memory_to_the_vector_envs_refusal() -> None:
+    with pytest.raises(ValueError, match=r"num_envs=1000000000 does not fit in memory"):
+        SpiderSB3VecEnv(num_envs=10**9, suits=1)
+
+
+def test_the_adapters_action_space_samples_from_a_games_bool_mask() -> None:
+    env = SpiderSB3VecEnv(num_envs=2, suits=1)
+    env.seed(3)
+    env.reset()
+    env.action_space.seed(3)
+    masks = env.action_masks()
+    assert all(mask[env.action_space.sample(mask=mask)] for mask in masks)

@@ -713,3 +713,148 @@ def test_deal_numbers_are_checked() -> None:
     envs = SpiderVectorEnv(2, deal_numbers=[7])
     envs.reset(seed=0)
     assert envs.call("deal_number") == (7, 7)
+
+
+# --- reset arguments: checked, each error naming what is wrong, before anything changes ---------
+def next_deals(envs: SpiderVectorEnv) -> list[list[int]]:
+    """Two more unseeded resets' deal numbers and one ``sample_legal_actions`` draw: what the
+    games' generators and ``np_random`` give next."""
+    out = []
+    for _ in range(2):
+        envs.reset()
+        out.append(list(envs.call("deal_number")))
+    out.append(envs.sample_legal_actions().tolist())
+    return out
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"seed": 1.5}, TypeError, r"seed must be an int, None, or a list of 3 seeds .* float"),
+        ({"seed": "a"}, TypeError, r"seed must be an int, None, or a list of 3 seeds .* str 'a'"),
+        ({"seed": True}, TypeError, "seed must be .* got bool True"),
+        ({"seed": np.bool_(False)}, TypeError, r"seed must be .* got bool (np\.)?False"),
+        ({"seed": -1}, ValueError, "seed must be >= 0, got -1"),
+        ({"seed": [1, "x", 3]}, TypeError, r"seed\[1\] must be an int or None, got str 'x'"),
+        ({"seed": [1.0, 2, 3]}, TypeError, r"seed\[0\] must be an int or None, got float"),
+        ({"seed": (4, None, False)}, TypeError, r"seed\[2\] must be .* bool False"),
+        ({"seed": [1, 2, -3]}, ValueError, r"seed\[2\] must be >= 0, got -3"),
+        ({"seed": [1, 2]}, ValueError, r"give one seed per env \(3\), got 2"),
+        ({"seed": np.zeros((3, 1), dtype=int)}, ValueError, r"1-D .* shape \(3, 1\)"),
+        ({"options": [1, 2]}, TypeError, "options must be a dict or None, got list"),
+        ({"options": "deal"}, TypeError, "options must be a dict or None, got str"),
+        ({"seed": 5, "options": {"deal": [1, "x", 3]}}, TypeError, "options\\['deal'\\]"),
+        ({"seed": 5, "options": {"deal": [1, 2, -3]}}, ValueError, "deal number"),
+        ({"seed": 5, "options": {"state_text": ["garbage"] * 3}}, ValueError, "line"),
+        ({"seed": 5, "options": {"deel": 3}}, ValueError, "unknown reset option"),
+    ],
+    ids=lambda v: repr(v)[:40] if isinstance(v, dict) else "",
+)
+@pytest.mark.parametrize("backend", ["compiled", "pure"])
+def test_bad_reset_arguments_are_refused_naming_them_and_change_nothing(
+    backend: str, kwargs: dict, error: type, message: str
+) -> None:
+    envs, twin = SpiderVectorEnv(3, suits=1, backend=backend), SpiderVectorEnv(3, suits=1)
+    with pytest.raises(error, match=message):  # before the first reset too
+        envs.reset(**kwargs)
+    with pytest.raises(RuntimeError, match="reset"):  # still not started
+        envs.action_masks()
+    envs.reset(seed=2)
+    twin.reset(seed=2)
+    envs.step(envs.sample_legal_actions())
+    twin.step(twin.sample_legal_actions())
+    before = texts(envs)
+    with pytest.raises(error, match=message):
+        envs.reset(**kwargs)
+    assert texts(envs) == before == texts(twin)
+    assert next_deals(envs) == next_deals(twin)  # no generator was reseeded or drawn from
+
+
+def test_numpy_int_seeds_are_those_ints() -> None:
+    a, b, c = (SpiderVectorEnv(3, suits=2) for _ in range(3))
+    assert_same(a.reset(seed=np.int64(7)), b.reset(seed=7))
+    assert next_deals(a) == next_deals(b)
+    assert_same(c.reset(seed=np.array([5, 9, 5])), b.reset(seed=[5, 9, 5]))
+    c.reset(seed=(5, None, 5))
+    b.reset(seed=5)
+    assert c.call("deal_number")[0] == c.call("deal_number")[2] == b.call("deal_number")[0]
+
+
+# --- constructor arguments and the batch's size ---------------------------------------------
+def test_constructor_arguments_of_a_wrong_type_are_type_errors() -> None:
+    with pytest.raises(TypeError, match="copy must be a bool, got 'yes'"):
+        SpiderVectorEnv(2, copy="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="max_episode_steps must be an int or None, got '5'"):
+        SpiderVectorEnv(2, max_episode_steps="5")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="num_envs must be an int, got True"):
+        SpiderVectorEnv(True)
+
+
+def test_a_batch_beyond_memory_is_refused_before_anything_is_allocated() -> None:
+    import tracemalloc
+
+    SpiderVectorEnv(1)  # the compiled core loaded: what is measured is the refusal alone
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"num_envs=1000000000 does not fit in memory"):
+            SpiderVectorEnv(10**9)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**25  # 32 MiB; the games alone would need 11 TiB
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"obs_mode": "features", "suits": 1}, {"backend": "pure", "variant": "scorpion"}],
+    ids=["dict", "features", "pure-scorpion"],
+)
+def test_num_envs_is_bounded_by_the_memory_the_engines_buffers_need(
+    monkeypatch: pytest.MonkeyPatch, kw: dict
+) -> None:
+    from spider_env.engine import game_nbytes
+
+    one = SpiderVectorEnv(1, **kw)
+    settings = {"obs_mode": one._proto.obs_mode, "feature_slots": one._proto.feature_slots}
+    settings |= {"reward_fn": one._proto.reward_fn, "illegal_reward": -1.0}
+    per_game = game_nbytes(one.backend, one.variant, terminate_illegal=False, **settings)
+    built = SpiderVectorEnv(40, **kw)._engine.nbytes - one._engine.nbytes
+    assert built == 39 * per_game  # what the check counts is what the engine allocates
+    monkeypatch.setattr("spider_env.vector.available_memory", lambda: 40 * per_game)
+    assert SpiderVectorEnv(40, **kw).num_envs == 40
+    with pytest.raises(ValueError, match=rf"num_envs=41 does not fit .* \({per_game:,} bytes per"):
+        SpiderVectorEnv(41, **kw)
+    monkeypatch.setattr("spider_env.vector.available_memory", lambda: None)  # unknown: no bound
+    assert SpiderVectorEnv(41, **kw).num_envs == 41
+
+
+def test_available_memory_is_known_and_below_the_physical_memory_here() -> None:
+    import os
+
+    from spider_env.vector import available_memory
+
+    free = available_memory()
+    assert free is not None and 0 < free <= os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+# --- Gymnasium's sampling idiom with the batched bool mask -----------------------------------
+@pytest.mark.parametrize("mode", ["vector_entry_point", "sync"])
+def test_action_space_sample_takes_the_batched_bool_mask(mode: str) -> None:
+    from spider_env.action_space import MaskableDiscrete, MaskableMultiDiscrete
+
+    envs = gym.make_vec("Spider-v0", num_envs=4, vectorization_mode=mode, suits=1)
+    assert isinstance(envs.single_action_space, MaskableDiscrete)
+    assert isinstance(envs.action_space, MaskableMultiDiscrete)
+    assert envs.action_space == spaces.MultiDiscrete([1301] * 4)
+    envs.action_space.seed(0)
+    _, info = envs.reset(seed=0)
+    for _ in range(30):
+        mask = info["action_mask"]
+        assert mask.dtype == np.bool_
+        actions = envs.action_space.sample(mask=mask)
+        assert mask[np.arange(4), actions].all()
+        row = envs.single_action_space.sample(mask=mask[0])
+        assert mask[0, row]
+        *_, info = envs.step(actions)
+        assert not info["illegal_action"].any()
+    envs.close()
