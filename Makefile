@@ -7,15 +7,30 @@ STAMP  := $(VENV)/.installed
 # machine PyPI's default torch wheel is the multi-GB CUDA build; for the CPU build run
 #   make test TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 TORCH_INDEX_URL ?=
+# torch, installed first in every venv (the train extra pins the same version).
+TORCH_INSTALL = $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) torch==2.13.0
 
-.PHONY: install test lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder solver-table rl-recipe rl-table
+# The oldest Gymnasium we support, read from pyproject.toml's "gymnasium>=X,<2" (its one home).
+# `make test` tests the newest (whatever pip resolves in .venv); `make test-gymnasium-oldest`
+# tests this one in a second venv inside .venv/ (so `make clean` removes it too), on the tests
+# that use Gymnasium's API themselves: spaces, make/make_vec and the registry, wrappers, vector
+# envs, both env checkers, SB3's VecEnvs, the SB3 adapter and MaskablePPO (the other tests reach
+# Gymnasium only through the env). .ci/run runs both.
+GYMNASIUM_OLDEST := $(shell sed -n 's/^ *"gymnasium>=\([0-9.]*\),.*/\1/p' pyproject.toml)
+OLDEST          := $(VENV)/gymnasium-oldest
+OLDEST_STAMP    := $(OLDEST)/.installed
+GYMNASIUM_TESTS := tests/test_env.py tests/test_vector.py tests/test_env_vector.py \
+	tests/test_action_space.py tests/test_backends.py tests/test_variants_env.py \
+	tests/test_action_features.py tests/test_sb3_vec.py
+
+.PHONY: install test test-gymnasium-oldest lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder solver-table rl-recipe rl-table
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip setuptools wheel  # tests/test_packaging.py builds offline
 	# torch first (the CPU build, given TORCH_INDEX_URL where PyPI's default is CUDA), so the
 	# train extra finds it installed.
-	$(PY) -m pip install $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) torch==2.13.0
+	$(PY) -m pip install $(TORCH_INSTALL)
 	$(PY) -m pip install -e '.[dev,train]'
 	touch $(STAMP)
 
@@ -32,6 +47,21 @@ pytest: $(STAMP)
 	$(VENV)/bin/pytest -n 2
 
 test: lint typecheck pytest
+
+$(OLDEST_STAMP): pyproject.toml
+	@test -n "$(GYMNASIUM_OLDEST)" || { echo 'pyproject.toml: no "gymnasium>=X,..."' >&2; exit 1; }
+	rm -rf $(OLDEST)
+	$(PYTHON) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install --upgrade pip setuptools wheel
+	$(OLDEST)/bin/python -m pip install $(TORCH_INSTALL)
+	$(OLDEST)/bin/python -m pip install -e '.[train]' pytest pytest-xdist hypothesis \
+	  'gymnasium==$(GYMNASIUM_OLDEST)'
+	touch $(OLDEST_STAMP)
+
+test-gymnasium-oldest: $(OLDEST_STAMP)
+	$(OLDEST)/bin/python -c 'import gymnasium; print("gymnasium", gymnasium.__version__)' \
+	  | grep -Fx 'gymnasium $(GYMNASIUM_OLDEST)'
+	$(OLDEST)/bin/pytest -n 2 $(GYMNASIUM_TESTS)
 
 demo: $(STAMP)
 	$(VENV)/bin/spider-env demo

@@ -10,10 +10,14 @@ The wheel is built offline from a copy of the sources (``pip wheel --no-deps
 --no-build-isolation --no-index``: setuptools and wheel come from the venv), so the working tree
 gets no ``build/`` directory and no stale file from an earlier build can slip into the wheel.
 ``make check-sdk-coexistence`` installs the wheel next to ``openai-agents`` in a fresh venv.
+
+The last tests pin the Gymnasium range of the dependencies: this venv's Gymnasium is in it, and
+``make test-gymnasium-oldest`` (run by ``.ci/run``) installs its oldest release.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +25,8 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "spider_env"
@@ -128,3 +134,31 @@ def test_missing_module_check_flags_a_subpackage_left_out(tmp_path: Path) -> Non
         "spider_env/agents/greedy.py",
         "spider_env/fast/__init__.py",
     ]
+
+
+# --- the Gymnasium versions we support (issue 20) ------------------------------------------
+def declared_gymnasium() -> SpecifierSet:
+    """The versions of pyproject.toml's ``gymnasium`` dependency."""
+    [line] = re.findall(r'^\s*"(gymnasium\W[^"]*)"', (ROOT / "pyproject.toml").read_text(), re.M)
+    return Requirement(line).specifier
+
+
+def test_gymnasium_range_runs_from_its_oldest_release_to_the_next_major() -> None:
+    import gymnasium
+
+    versions = declared_gymnasium()
+    assert gymnasium.__version__ in versions  # this venv tests a release of the range
+    assert "1.2.2" in versions  # RLlib's pin
+    assert "1.0.0" not in versions  # no gymnasium.vector.AutoresetMode
+    assert "2.0.0" not in versions
+    assert [s.operator for s in versions if s.operator == ">="] == [">="]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_test_gymnasium_oldest_pins_the_declared_oldest_release() -> None:
+    [oldest] = [s.version for s in declared_gymnasium() if s.operator == ">="]
+    cmd = ["make", "-n", "-B", "test-gymnasium-oldest"]  # -B: the venv's install steps too
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert f"'gymnasium=={oldest}'" in out and f"grep -Fx 'gymnasium {oldest}'" in out
+    assert "tests/test_vector.py" in out
+    assert "test-gymnasium-oldest" in (ROOT / ".ci" / "run").read_text()  # CI runs it
