@@ -30,14 +30,14 @@ from spider_env.agents.rl.curricula import CurriculumSettings, train_curriculum
 from spider_env.agents.rl.settings import ArgumentParser, add_flags, from_args
 
 
-def parse_args(argv: Sequence[str] | None = None) -> CurriculumSettings:
+def build_parser() -> ArgumentParser:
     p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_flags(p, CurriculumSettings, skip=("suits", "illegal_action"))
-    return from_args(p, CurriculumSettings, argv)
+    return p
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    summary = train_curriculum(parse_args(argv))
+    summary = train_curriculum(from_args(build_parser(), CurriculumSettings, argv))
     print(json.dumps(summary, indent=2))
     return summary
 

@@ -23,20 +23,27 @@ from pathlib import Path
 from typing import Any
 
 from spider_env.agents.rl.measure import evaluate_batched
-from spider_env.agents.rl.settings import ArgumentParser
+from spider_env.agents.rl.settings import ArgumentParser, InputFile, OutputFile
 
 from spider_env.apps.evaluation import parse_deals, wilson_interval
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+def build_parser() -> ArgumentParser:
     p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, help="model.zip with its model.json sidecar")
+    p.add_argument(
+        "--model", type=InputFile, required=True, help="model.zip with its model.json sidecar"
+    )
     p.add_argument("--deals", default="0:1000", help="deal numbers, e.g. 0:1000 (held out)")
     p.add_argument("--n-envs", type=int, default=8)
     p.add_argument("--deterministic", action="store_true", help="argmax instead of sampling")
     p.add_argument("--max-episode-steps", type=int, help="default: the training step limit")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", help="write summary and per-deal results here")
+    p.add_argument("--json", type=OutputFile, help="write summary and per-deal results here")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    p = build_parser()
     args = p.parse_args(argv)
     try:
         deals = parse_deals(args.deals)

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from spider_env.agents.rl.plots import plot_runs
-from spider_env.agents.rl.settings import ArgumentParser
+from spider_env.agents.rl.settings import ArgumentParser, InputFile, Name, OutputFile, Text
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def build_parser() -> ArgumentParser:
     p = ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument(
         "--run",
@@ -28,11 +28,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         required=True,
         help="LABEL=FOLDER (a training output folder with eval.csv); repeat for several runs",
     )
-    p.add_argument("--baselines", help="baselines.json written by a training run")
-    p.add_argument("--key", help="which entry of baselines.json (default: the only/first one)")
+    p.add_argument("--baselines", type=InputFile, help="baselines.json written by a training run")
+    p.add_argument(
+        "--key", type=Name, help="which entry of baselines.json (default: the only/first one)"
+    )
     p.add_argument("--suits", type=int, default=1)
-    p.add_argument("--title")
-    p.add_argument("--out", default="learning_curve.png")
+    p.add_argument("--title", type=Text)
+    p.add_argument("--out", type=OutputFile, default="learning_curve.png")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = build_parser()
     args = p.parse_args(argv)
     runs = []
     for spec in args.run:

@@ -26,9 +26,14 @@ from spider_env.agents.rl.settings import ArgumentParser, SettingsError, add_fla
 from spider_env.apps.evaluation import evaluate
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> ArgumentParser:
     p = ArgumentParser(description=__doc__.split("\n\n")[0])
     add_flags(p, FinetuneSettings)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = build_parser()
     settings = from_args(p, FinetuneSettings, argv)
     try:
         r = finetune(settings, evaluate)

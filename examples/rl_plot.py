@@ -18,22 +18,29 @@ from pathlib import Path
 
 from spider_env.agents.rl.plots import plot_recipe
 from spider_env.agents.rl.recipe import recipe_baselines
-from spider_env.agents.rl.settings import ArgumentParser
+from spider_env.agents.rl.settings import ArgumentParser, InputDir, OutputFile, Text
 
 from spider_env.apps.evaluation import evaluate
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> ArgumentParser:
     p = ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dir", default="runs/rl_1suit", help="the recipe's output folder")
-    p.add_argument("--out", default=None, help="PNG (default DIR/learning_curves.png)")
+    p.add_argument(
+        "--dir", type=InputDir, default="runs/rl_1suit", help="the recipe's output folder"
+    )
+    p.add_argument("--out", type=OutputFile, help="PNG (default DIR/learning_curves.png)")
     p.add_argument(
         "--compute-baselines",
         metavar="VARIANT:START:STOP",
         default=None,
         help="first play random, greedy and lookahead on these deals (baselines.json)",
     )
-    p.add_argument("--title", default=None)
+    p.add_argument("--title", type=Text)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = build_parser()
     args = p.parse_args(argv)
     d = Path(args.dir)
     try:

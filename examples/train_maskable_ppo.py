@@ -40,14 +40,15 @@ from spider_env.agents.rl.settings import ArgumentParser, add_flags, from_args
 from spider_env.apps.evaluation import evaluate
 
 
-def parse_args(argv: Sequence[str] | None = None) -> PPOSettings:
+def build_parser() -> ArgumentParser:
     p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_flags(p, PPOSettings, skip=("illegal_action",))  # masked policies meet no illegal action
-    return from_args(p, PPOSettings, argv)
+    return p
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    summary = train(parse_args(argv), "MaskablePPO", "MaskablePPO", evaluate)
+    settings = from_args(build_parser(), PPOSettings, argv)
+    summary = train(settings, "MaskablePPO", "MaskablePPO", evaluate)
     print(json.dumps(summary, indent=2))
     return summary
 

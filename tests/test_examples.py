@@ -165,7 +165,7 @@ def test_curriculum_refuses_the_vector_env(tmp_path: Path) -> None:
     import curriculum
 
     with pytest.raises(SystemExit):
-        curriculum.parse_args(["--vec", "spider", "--out", str(tmp_path)])
+        curriculum.main(["--vec", "spider", "--out", str(tmp_path)])
 
 
 def test_ppo_without_masks_smoke(tmp_path: Path) -> None:

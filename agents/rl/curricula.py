@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import gymnasium as gym
 import numpy as np
@@ -45,7 +45,7 @@ from spider_env.wrappers import DealRange
 
 from .envs import TRAIN_DEALS, monitored, validation_deals
 from .sb3_train import PPOSettings, new_model, set_logger
-from .settings import SettingsError, check
+from .settings import OutputDir, SettingsError, check
 
 
 class Curriculum:
@@ -315,7 +315,7 @@ class CurriculumSettings(PPOSettings):
     """MaskablePPO through a suit curriculum: the PPO settings (``suits`` unused) and the
     schedule."""
 
-    out: str = "runs/curriculum"
+    out: Annotated[str, OutputDir] = "runs/curriculum"
     """output folder (logs, checkpoints, model)"""
     stages: tuple[int, ...] = (1, 2, 4)
     """suit counts, in order"""

@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from spider_env.agents.model_format import ACTIONS_MODE, EnvSettings, Sidecar
@@ -38,7 +38,16 @@ from .envs import env_factories, overlaps_test_deals, validation_deals
 from .measure import Evaluate, baselines, win_rate
 from .models import ACTION_SET_POLICY, load_model, save_model
 from .plots import RECIPE_BASELINES, plot_recipe
-from .settings import SettingsError, at_least, check
+from .settings import (
+    CacheFile,
+    InputFile,
+    Name,
+    OutputDir,
+    OutputFile,
+    SettingsError,
+    at_least,
+    check,
+)
 
 REWARD_MODE = "runs"  # +1 per completed run, +10 on the win (what the cloned value learns too)
 SUITS = {"choices": (1, 2, 4)}
@@ -72,11 +81,11 @@ def recipe_sidecar(
 class DemoSettings:
     """Recording the teacher's games."""
 
-    teacher: str = "lookahead"
+    teacher: Annotated[str, Name] = "lookahead"
     """the teacher: any agent of spider-env evaluate"""
     suits: int = field(default=1, metadata=SUITS)
     """suits of classic Spider"""
-    variant: str | None = None
+    variant: Annotated[str, Name] | None = None
     """a variant name instead of --suits"""
     deals: Sequence[int] = range(100_000, 103_000)
     """training deals (start:stop; never the test deals 0..999)"""
@@ -84,7 +93,7 @@ class DemoSettings:
     """step limit of a game"""
     jobs: int = 1
     """worker processes"""
-    out: str = "runs/rl_1suit/demos.npz"
+    out: Annotated[str, OutputFile] = "runs/rl_1suit/demos.npz"
     """the demonstrations file"""
     no_progress: bool = False
     """hide the progress bar"""
@@ -139,9 +148,9 @@ def record_demos(s: DemoSettings) -> dict[str, Any]:
 class BCSettings:
     """Behaviour cloning of the demonstrations into an ActionSetPolicy."""
 
-    demos: str = "runs/rl_1suit/demos.npz"
+    demos: Annotated[str, InputFile] = "runs/rl_1suit/demos.npz"
     """the demonstrations file"""
-    out: str = "runs/rl_1suit/bc.zip"
+    out: Annotated[str, OutputFile] = "runs/rl_1suit/bc.zip"
     """the cloned model (its curve goes beside it: <stem>_curve.csv)"""
     epochs: int = 6
     """passes over the decisions"""
@@ -157,7 +166,7 @@ class BCSettings:
     """epochs between evaluations (and after the last one)"""
     jobs: int = 2
     """processes for the evaluations"""
-    cache: str | None = None
+    cache: Annotated[str, CacheFile] | None = None
     """keep the replayed data set in this .npz"""
     imitate_lost: bool = False
     """also clone the first 400 decisions of lost games (where the teacher rarely wins)"""
@@ -264,9 +273,9 @@ class FinetuneSettings:
     """MaskablePPO fine-tuning of the cloned policy (small steps, so that the first updates do
     not undo the cloning)."""
 
-    bc: str = "runs/rl_1suit/bc.zip"
+    bc: Annotated[str, InputFile] = "runs/rl_1suit/bc.zip"
     """the cloned model"""
-    out: str = "runs/rl_1suit/ppo.zip"
+    out: Annotated[str, OutputFile] = "runs/rl_1suit/ppo.zip"
     """the fine-tuned model (curve: <stem>_curve.csv, checkpoints: <stem>_checkpoints/)"""
     timesteps: int = 500_000
     """training steps"""
@@ -447,9 +456,9 @@ class RecipeSettings:
 
     suits: int = field(default=1, metadata=SUITS)
     """suits of classic Spider"""
-    dir: str | None = None
+    dir: Annotated[str, OutputDir] | None = None
     """output folder (default runs/rl_<suits>suit)"""
-    teacher: str = DemoSettings.teacher
+    teacher: Annotated[str, Name] = DemoSettings.teacher
     """the teacher of the demonstrations"""
     demo_deals: Sequence[int] = DemoSettings.deals
     """training deals the teacher plays (start:stop)"""

@@ -17,7 +17,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 from spider_env.agents.model_format import EnvSettings, Sidecar
@@ -28,7 +28,7 @@ from spider_env.observation import DEFAULT_FEATURE_SLOTS
 
 from .envs import TRAIN_DEALS, VEC_KINDS, eval_vec_env, train_vec_env, validation_deals
 from .plots import plot_runs, read_curve
-from .settings import at_least, check
+from .settings import InputFile, OutputDir, at_least, check
 
 if TYPE_CHECKING:
     from .measure import Evaluate
@@ -49,7 +49,7 @@ class PPOSettings:
     compiled SpiderVectorEnv through spider_env.sb3.SpiderSB3VecEnv"""
     seed: int = 0
     """seed of the model and of the training games"""
-    out: str = "runs/maskable_ppo"
+    out: Annotated[str, OutputDir] = "runs/maskable_ppo"
     """output folder (logs, checkpoints, model)"""
     reward_mode: str = "shaped"
     """the env's reward_mode"""
@@ -92,7 +92,7 @@ class PPOSettings:
     """torch.set_num_threads"""
     baselines: str = field(default="compute", metadata={"choices": ("compute", "skip")})
     """play random and greedy on the validation deals for the plot's lines"""
-    resume: str | None = None
+    resume: Annotated[str, InputFile] | None = None
     """continue from this checkpoint zip (same settings; --timesteps more steps)"""
     verbose: int = 0
     """SB3's verbosity (1: log to stdout too)"""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import functools
 import inspect
 import sys
 import textwrap
@@ -20,9 +21,21 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NewType, NoReturn, TypeVar
 
 T = TypeVar("T")
+
+# What a text setting names: a field says it in its annotation (``Annotated[str, InputFile]``), a
+# flag added by hand in ``type=InputFile``. The flag passes the text through unchanged; what it
+# names is checked where it is used.
+InputFile = NewType("InputFile", str)  # a file read (it must exist)
+InputDir = NewType("InputDir", str)  # a folder read (it must exist)
+OutputFile = NewType("OutputFile", str)  # a file written (its folder is made if need be)
+OutputDir = NewType("OutputDir", str)  # a folder written into (made if need be)
+CacheFile = NewType("CacheFile", str)  # a file read if it exists, else written
+Name = NewType("Name", str)  # a name looked up (an agent, a variant): an unknown one is refused
+Text = NewType("Text", str)  # any text (a title)
+TEXT_KINDS = (InputFile, InputDir, OutputFile, OutputDir, CacheFile, Name, Text)
 
 
 class SettingsError(ValueError):
@@ -117,19 +130,21 @@ def _show(value: Any) -> str:
 def _keep_message(fn: Callable[[str], Any]) -> Callable[[str], Any]:
     """``fn`` whose ``ValueError`` argparse reports with its message (not "invalid value")."""
 
+    @functools.wraps(fn)
     def parse(text: str) -> Any:
         try:
             return fn(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
-    parse.__name__ = getattr(fn, "__name__", "value")
     return parse
 
 
 def _parser_of(kind: Any) -> Callable[[str], Any]:
     if typing.get_origin(kind) in (typing.Union, types.UnionType):
         (kind,) = [k for k in typing.get_args(kind) if k is not type(None)]
+    if typing.get_origin(kind) is typing.Annotated:
+        return kind.__metadata__[0]
     if typing.get_origin(kind) is tuple:
         return ints
     if kind in (int, float, str):
@@ -149,7 +164,7 @@ def add_flags(
     type (``parse[name]`` turns the text into the value; a bool field, False by default, is a
     switch); ``defaults`` replaces fields' defaults; a field's ``metadata["choices"]`` limits
     its values."""
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     docs = field_docs(cls)
     defaults, parse = defaults or {}, parse or {}
     for f in dataclasses.fields(cls):
@@ -185,8 +200,16 @@ def from_args(parser: ArgumentParser, cls: type[T], argv: Sequence[str] | None =
 
 
 __all__ = [
+    "TEXT_KINDS",
     "ArgumentParser",
+    "CacheFile",
+    "InputDir",
+    "InputFile",
+    "Name",
+    "OutputDir",
+    "OutputFile",
     "SettingsError",
+    "Text",
     "UsageError",
     "add_flags",
     "at_least",
