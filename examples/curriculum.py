@@ -26,18 +26,18 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from spider_env.agents.rl.curricula import CurriculumSettings, train_curriculum
-from spider_env.agents.rl.settings import ArgumentParser, add_flags, from_args
+from spider_env.agents.rl.curricula import UNUSED, CurriculumSettings, train_curriculum
+from spider_env.agents.rl.settings import ArgumentParser, add_flags, parse_and_run
 
 
 def build_parser() -> ArgumentParser:
     p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_flags(p, CurriculumSettings, skip=("suits", "illegal_action"))
+    add_flags(p, CurriculumSettings, skip=UNUSED)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    summary = train_curriculum(from_args(build_parser(), CurriculumSettings, argv))
+    summary = parse_and_run(build_parser(), CurriculumSettings, train_curriculum, argv)
     print(json.dumps(summary, indent=2))
     return summary
 

@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from spider_env.agents.rl.measure import evaluate_batched
-from spider_env.agents.rl.settings import ArgumentParser, InputFile, OutputFile
+from spider_env.agents.rl.sb3_train import PPOSettings
+from spider_env.agents.rl.settings import (
+    MAX_SEED,
+    ArgumentParser,
+    InputFile,
+    OutputFile,
+    flag_type,
+    path_problem,
+)
 
 from spider_env.apps.evaluation import parse_deals, wilson_interval
 
@@ -31,9 +39,17 @@ from spider_env.apps.evaluation import parse_deals, wilson_interval
 def build_parser() -> ArgumentParser:
     p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument(
-        "--model", type=InputFile, required=True, help="model.zip with its model.json sidecar"
+        "--model",
+        type=InputFile,
+        default=str(Path(PPOSettings.out) / "model.zip"),  # train_maskable_ppo.py's
+        help="model.zip with its model.json sidecar (default: %(default)s)",
     )
-    p.add_argument("--deals", default="0:1000", help="deal numbers, e.g. 0:1000 (held out)")
+    p.add_argument(
+        "--deals",
+        type=flag_type(parse_deals),
+        default="0:1000",
+        help="deal numbers, e.g. 0:1000 (held out)",
+    )
     p.add_argument("--n-envs", type=int, default=8)
     p.add_argument("--deterministic", action="store_true", help="argmax instead of sampling")
     p.add_argument("--max-episode-steps", type=int, help="default: the training step limit")
@@ -45,27 +61,26 @@ def build_parser() -> ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p = build_parser()
     args = p.parse_args(argv)
-    try:
-        deals = parse_deals(args.deals)
-    except ValueError as exc:
-        p.error(str(exc))
-    if not Path(args.model).is_file():
-        p.error(f"model file not found: {args.model}")
     if args.n_envs < 1:
-        p.error(f"--n-envs must be >= 1, got {args.n_envs}")
+        p.error(f"--n-envs: must be >= 1, got {args.n_envs}")
     if args.max_episode_steps is not None and args.max_episode_steps < 1:
-        p.error(f"--max-episode-steps must be >= 1, got {args.max_episode_steps}")
+        p.error(f"--max-episode-steps: must be >= 1, got {args.max_episode_steps}")
+    if not 0 <= args.seed <= MAX_SEED:
+        p.error(f"--seed: must be in 0..{MAX_SEED}, got {args.seed}")
+    for flag, kind, path in (("--json", OutputFile, args.json), ("--model", InputFile, args.model)):
+        if path is not None and (problem := path_problem(kind, path)):
+            p.error(f"{flag}: {problem}")
     try:
         played = evaluate_batched(
             args.model,
-            deals,
+            args.deals,
             n_envs=args.n_envs,
             deterministic=True if args.deterministic else None,
             max_episode_steps=args.max_episode_steps,
             seed=args.seed,
         )
-    except (FileNotFoundError, ValueError) as exc:  # no sidecar, or not a model of it
-        p.error(str(exc))
+    except (OSError, ValueError) as exc:  # no sidecar, or not a model of it
+        p.error(f"--model: {exc}")
     res = played.summary(args.model, wilson_interval)
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1) + "\n")

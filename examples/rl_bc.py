@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 
 from spider_env.agents.rl.recipe import BCSettings, clone
-from spider_env.agents.rl.settings import ArgumentParser, SettingsError, add_flags, from_args
+from spider_env.agents.rl.settings import ArgumentParser, add_flags, parse_and_run
 
 from spider_env.apps.evaluation import evaluate
 
@@ -35,12 +35,7 @@ def build_parser() -> ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = build_parser()
-    settings = from_args(p, BCSettings, argv)
-    try:
-        r = clone(settings, evaluate)
-    except SettingsError as exc:
-        p.fail(exc)
+    r = parse_and_run(build_parser(), BCSettings, lambda s: clone(s, evaluate), argv)
     print(
         f"saved {r['model']} ({'most likely' if r['deterministic'] else 'sampled'} actions), "
         f"curve {r['curve']}, {r['seconds']:.0f} s wall"

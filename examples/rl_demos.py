@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from spider_env.agents.rl.recipe import DemoSettings, record_demos
-from spider_env.agents.rl.settings import ArgumentParser, SettingsError, add_flags, from_args
+from spider_env.agents.rl.settings import ArgumentParser, add_flags, parse_and_run
 
 from spider_env.apps.evaluation import parse_deals
 
@@ -28,12 +28,7 @@ def build_parser() -> ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = build_parser()
-    settings = from_args(p, DemoSettings, argv)
-    try:
-        r = record_demos(settings)
-    except SettingsError as exc:
-        p.fail(exc)
+    r = parse_and_run(build_parser(), DemoSettings, record_demos, argv)
     print(
         f"{r['teacher']} on {r['variant']}: {r['games']} games, {r['won']} won "
         f"({100 * r['won'] / max(1, r['games']):.1f}%), {r['decisions']} decisions, "

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 
 from spider_env.agents.rl.recipe import FinetuneSettings, finetune
-from spider_env.agents.rl.settings import ArgumentParser, SettingsError, add_flags, from_args
+from spider_env.agents.rl.settings import ArgumentParser, add_flags, parse_and_run
 
 from spider_env.apps.evaluation import evaluate
 
@@ -33,12 +33,7 @@ def build_parser() -> ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = build_parser()
-    settings = from_args(p, FinetuneSettings, argv)
-    try:
-        r = finetune(settings, evaluate)
-    except SettingsError as exc:
-        p.fail(exc)
+    r = parse_and_run(build_parser(), FinetuneSettings, lambda s: finetune(s, evaluate), argv)
     print(
         f"saved {r['model']}: checkpoint at {r['chosen_timesteps']} steps, "
         f"{'most likely' if r['deterministic'] else 'sampled'} actions, validation win rate "

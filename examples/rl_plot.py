@@ -16,11 +16,31 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from spider_env.agents.rl.plots import plot_recipe
-from spider_env.agents.rl.recipe import recipe_baselines
-from spider_env.agents.rl.settings import ArgumentParser, InputDir, OutputFile, Text
+from spider_env.agents.rl.plots import plot_recipe, recipe_curves
+from spider_env.agents.rl.recipe import recipe_baselines, validation_spec
+from spider_env.agents.rl.settings import (
+    ArgumentParser,
+    InputDir,
+    OutputFile,
+    Text,
+    flag_type,
+    path_problem,
+)
 
 from spider_env.apps.evaluation import evaluate
+from spider_env.core.variants import get_variant
+
+
+def variant_deals(text: str) -> tuple[str, range]:
+    """``"spider-1suit:1000:1200"`` -> ``("spider-1suit", range(1000, 1200))``."""
+    parts = text.rsplit(":", 2)
+    if len(parts) != 3 or not (parts[1].isdigit() and parts[2].isdigit()):
+        raise ValueError(f"wants VARIANT:START:STOP (e.g. spider-1suit:1000:1200), got {text!r}")
+    deals = range(int(parts[1]), int(parts[2]))
+    if not deals:
+        raise ValueError(f"{text!r}: STOP must be greater than START (STOP is excluded)")
+    get_variant(parts[0])  # ValueError naming the known variants
+    return parts[0], deals
 
 
 def build_parser() -> ArgumentParser:
@@ -31,9 +51,10 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--out", type=OutputFile, help="PNG (default DIR/learning_curves.png)")
     p.add_argument(
         "--compute-baselines",
+        type=flag_type(variant_deals),
         metavar="VARIANT:START:STOP",
-        default=None,
-        help="first play random, greedy and lookahead on these deals (baselines.json)",
+        help="first play random, greedy and lookahead on these deals (baselines.json; "
+        "rl_recipe.py writes it, the stages run one by one do not)",
     )
     p.add_argument("--title", type=Text)
     return p
@@ -42,20 +63,36 @@ def build_parser() -> ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
+    if args.out is not None and (problem := path_problem(OutputFile, args.out)):
+        p.error(f"--out: {problem}")
     d = Path(args.dir)
+    out = Path(args.out) if args.out else d / "learning_curves.png"
+    baselines = d / "baselines.json"
+    checks = [(InputDir, d), (OutputFile, out)]
+    if args.compute_baselines:
+        checks.append((OutputFile, baselines))
+    for kind, path in checks:
+        if problem := path_problem(kind, path):
+            p.error(f"--dir: {problem}")
     try:
-        if args.compute_baselines:
-            parts = args.compute_baselines.rsplit(":", 2)
-            if len(parts) != 3 or not (parts[1].isdigit() and parts[2].isdigit()):
-                raise ValueError(
-                    f"--compute-baselines wants VARIANT:START:STOP, got {args.compute_baselines!r}"
-                )
-            deals = range(int(parts[1]), int(parts[2]))
-            data = recipe_baselines(evaluate, parts[0], deals)
-            (d / "baselines.json").write_text(json.dumps(data, indent=2) + "\n")
-        out = plot_recipe(d, Path(args.out) if args.out else d / "learning_curves.png", args.title)
-    except (OSError, ValueError, KeyError) as exc:
-        p.error(str(exc))
+        recipe_curves(d)  # before the baselines' minutes
+    except (OSError, ValueError) as exc:
+        p.error(f"--dir: {exc}")
+    if not args.compute_baselines and not baselines.exists():
+        spec = validation_spec(d) or "VARIANT:START:STOP"
+        p.error(
+            f"--dir: {d} has no baselines.json (rl_recipe.py writes it, the stages run one by "
+            f"one do not): add --compute-baselines {spec} to play random, greedy and lookahead "
+            "on the curves' validation deals first"
+        )
+    if args.compute_baselines:
+        variant, deals = args.compute_baselines
+        data = recipe_baselines(evaluate, variant, deals)
+        baselines.write_text(json.dumps(data, indent=2) + "\n")
+    try:
+        plot_recipe(d, out, args.title)
+    except (OSError, ValueError) as exc:
+        p.error(f"--dir: {exc}")
     print(f"wrote {out}")
     return 0
 

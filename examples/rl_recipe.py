@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 
 from spider_env.agents.rl.recipe import RecipeSettings, run_recipe
-from spider_env.agents.rl.settings import ArgumentParser, SettingsError, add_flags, from_args
+from spider_env.agents.rl.settings import ArgumentParser, add_flags, parse_and_run
 
 from spider_env.apps.evaluation import evaluate, parse_deals
 
@@ -35,12 +35,7 @@ def build_parser() -> ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = build_parser()
-    settings = from_args(p, RecipeSettings, argv)
-    try:
-        summary = run_recipe(settings, evaluate)
-    except SettingsError as exc:
-        p.fail(exc)
+    summary = parse_and_run(build_parser(), RecipeSettings, lambda s: run_recipe(s, evaluate), argv)
     print(json.dumps(summary, indent=2))
     return 0
 

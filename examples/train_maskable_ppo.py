@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spider_env.agents.rl.sb3_train import PPOSettings, train
-from spider_env.agents.rl.settings import ArgumentParser, add_flags, from_args
+from spider_env.agents.rl.settings import ArgumentParser, add_flags, parse_and_run
 
 from spider_env.apps.evaluation import evaluate
 
@@ -47,8 +47,12 @@ def build_parser() -> ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    settings = from_args(build_parser(), PPOSettings, argv)
-    summary = train(settings, "MaskablePPO", "MaskablePPO", evaluate)
+    summary = parse_and_run(
+        build_parser(),
+        PPOSettings,
+        lambda s: train(s, "MaskablePPO", "MaskablePPO", evaluate),
+        argv,
+    )
     print(json.dumps(summary, indent=2))
     return summary
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spider_env.agents.rl.sb3_train import PPOSettings, train
-from spider_env.agents.rl.settings import ArgumentParser, add_flags, from_args
+from spider_env.agents.rl.settings import ArgumentParser, add_flags, parse_and_run
 
 from spider_env.apps.evaluation import evaluate
 
@@ -32,8 +32,9 @@ def build_parser() -> ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    settings = from_args(build_parser(), PPOSettings, argv)
-    summary = train(settings, "PPO", "PPO, no masks", evaluate)
+    summary = parse_and_run(
+        build_parser(), PPOSettings, lambda s: train(s, "PPO", "PPO, no masks", evaluate), argv
+    )
     print(json.dumps(summary, indent=2))
     return summary
 

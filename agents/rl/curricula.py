@@ -30,6 +30,7 @@ import json
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -45,7 +46,7 @@ from spider_env.wrappers import DealRange
 
 from .envs import TRAIN_DEALS, monitored, validation_deals
 from .sb3_train import PPOSettings, new_model, set_logger
-from .settings import OutputDir, SettingsError, check
+from .settings import OutputDir, SettingsError, check, check_paths, setting_up
 
 
 class Curriculum:
@@ -312,8 +313,8 @@ def sb3_curriculum_callback(
 
 @dataclass(frozen=True)
 class CurriculumSettings(PPOSettings):
-    """MaskablePPO through a suit curriculum: the PPO settings (``suits`` unused) and the
-    schedule."""
+    """MaskablePPO through a suit curriculum: the PPO settings (those of :data:`UNUSED` unused)
+    and the schedule."""
 
     out: Annotated[str, OutputDir] = "runs/curriculum"
     """output folder (logs, checkpoints, model)"""
@@ -333,6 +334,11 @@ class CurriculumSettings(PPOSettings):
                 Curriculum(**{name: getattr(self, name)})
             except ValueError as exc:
                 raise SettingsError(name, str(exc)) from None
+
+
+#: The PPO settings a curriculum run does not read (the stages choose the suits; the model is
+#: validated at the end only, on its own envs; no baselines; no resuming).
+UNUSED = ("suits", "illegal_action", "eval_freq", "eval_envs", "baselines", "resume")
 
 
 def curriculum_env(s: CurriculumSettings, stage: int | None = None) -> gym.Env[Any, Any]:
@@ -388,9 +394,11 @@ def validate(model: Any, s: CurriculumSettings, stage: int) -> dict[str, Any]:
 
 def train_curriculum(s: CurriculumSettings) -> dict[str, Any]:
     """Train MaskablePPO through the curriculum of ``s``; at the end the model plays the
-    validation deals of every stage. Writes ``model.zip``, logs, checkpoints and
+    validation deals of every stage. A setting that cannot be used is a :class:`SettingsError`
+    before anything is trained or written. Writes ``model.zip``, logs, checkpoints and
     ``summary.json`` (returned) to ``s.out``. The model expects the widened curriculum
     observation: load it with :class:`SuitCurriculum` (not ``spider-env evaluate``)."""
+    check_paths(s)
     import functools
 
     import torch
@@ -399,14 +407,18 @@ def train_curriculum(s: CurriculumSettings) -> dict[str, Any]:
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     curriculum = Curriculum(s.stages, threshold=s.threshold, window=s.window)
-    torch.set_num_threads(s.torch_threads)
-    out = Path(s.out)
-    out.mkdir(parents=True, exist_ok=True)
     fns: list[Callable[[], gym.Env[Any, Any]]] = [
         functools.partial(curriculum_env, s) for _ in range(s.n_envs)
     ]
-    env = SubprocVecEnv(fns) if s.vec == "subproc" and s.n_envs > 1 else DummyVecEnv(fns)
-    model = new_model(MaskablePPO, env, s)
+    with ExitStack() as on_error, setting_up():
+        env = SubprocVecEnv(fns) if s.vec == "subproc" and s.n_envs > 1 else DummyVecEnv(fns)
+        on_error.callback(env.close)
+        model = new_model(MaskablePPO, env, s)
+        on_error.pop_all()
+    torch.set_num_threads(s.torch_threads)
+    out = Path(s.out)
+    with setting_up("out"):
+        out.mkdir(parents=True, exist_ok=True)
     set_logger(model, out, s.verbose)
     stage_log: list[dict[str, Any]] = []
 
@@ -443,6 +455,7 @@ def train_curriculum(s: CurriculumSettings) -> dict[str, Any]:
 
 
 __all__ = [
+    "UNUSED",
     "Curriculum",
     "CurriculumSettings",
     "SuitCurriculum",

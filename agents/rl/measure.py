@@ -23,7 +23,6 @@ from spider_env.agents.model_format import Sidecar
 from spider_env.core.variants import get_variant
 
 from .envs import make_env, split_deals
-from .models import load_model, model_agent, save_model
 
 
 class Summary(Protocol):
@@ -62,6 +61,8 @@ def win_rate(
     """``model`` (in memory, playing as ``side`` says) on ``deals`` as ``spider-env evaluate``
     plays it once saved with ``side`` (``jobs`` worker processes): win rate, wins, mean
     completed runs, seconds."""
+    from .models import model_agent, save_model
+
     t0 = time.perf_counter()
     variant = side.env.game()
     if jobs == 1:
@@ -157,6 +158,8 @@ def evaluate_batched(
     ``deterministic``/``max_episode_steps``: ``None`` for the sidecar's."""
     from sb3_contrib.common.maskable.evaluation import evaluate_policy
     from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from .models import load_model
 
     side = Sidecar.read(model_path)
     if side is None or side.env.game() is None or side.env.obs_mode is None:

@@ -66,8 +66,11 @@ def _custom_objects(side: Sidecar) -> dict[str, Any]:
     return {"policy_class": ActionSetPolicy} if side.policy == ACTION_SET_POLICY else {}
 
 
-def load_model(path: str | Path, side: Sidecar | None = None, algo: str | None = None) -> Any:
-    """The Stable-Baselines3 model in ``path`` (on the CPU, one torch thread).
+def load_model(
+    path: str | Path, side: Sidecar | None = None, algo: str | None = None, env: Any = None
+) -> Any:
+    """The Stable-Baselines3 model in ``path`` (on the CPU, one torch thread), with the training
+    env ``env`` if given (to train it further: its spaces must be the model's).
 
     The class is ``algo``, else the sidecar's ``algo``, else a guess from the zip (then PPO, A2C
     and DQN are tried in turn). :class:`ModelLoadError` if none loads it.
@@ -82,7 +85,7 @@ def load_model(path: str | Path, side: Sidecar | None = None, algo: str | None =
     for name in names:
         cls = algo_class(name)
         try:
-            return cls.load(str(path), device="cpu", custom_objects=_custom_objects(side))
+            return cls.load(str(path), env=env, device="cpu", custom_objects=_custom_objects(side))
         except Exception as exc:  # SB3 raises many kinds of errors for a foreign file
             errors.append(f"{name}: {type(exc).__name__}: {exc}")
     raise ModelLoadError(f"cannot load {path} as {' or '.join(names)}: {'; '.join(errors)}")

@@ -22,6 +22,8 @@ BASELINE_STYLE = {
     "lookahead": ("tab:purple", "-."),
 }
 RECIPE_BASELINES = ("random", "greedy", "lookahead")
+#: The panels of :func:`plot_runs`: a run's ``eval.csv`` column (and a baseline's key), label.
+RUN_PANELS = (("win_rate", "win rate"), ("mean_completed_runs", "mean completed runs (of 8)"))
 
 
 def read_curve(path: str | Path) -> list[dict[str, float]]:
@@ -38,6 +40,28 @@ def read_curve(path: str | Path) -> list[dict[str, float]]:
     if not rows:
         raise ValueError(f"{path} has no rows")
     return rows
+
+
+def read_baselines(path: str | Path, key: str | None = None) -> dict[str, dict[str, float]]:
+    """Entry ``key`` (default: the first) of a training run's ``baselines.json``: each player's
+    ``win_rate`` and ``mean_completed_runs``. ``ValueError`` if the file is not one,
+    ``LookupError`` if it has no entry ``key``."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except ValueError:  # not JSON (or not text)
+        data = None
+    if not isinstance(data, dict) or not data:
+        raise ValueError(f"{path} is not the baselines.json of a training run")
+    key = key or next(iter(data))
+    if key not in data:
+        raise LookupError(f"{path} has no entry {key!r}; it has {', '.join(map(repr, data))}")
+    entry = data[key]
+    keys = {key for key, _ in RUN_PANELS}
+    if not isinstance(entry, dict) or not all(
+        isinstance(v, dict) and keys <= set(v) for v in entry.values()
+    ):
+        raise ValueError(f"{path}: entry {key!r} is not the baselines of a training run")
+    return entry
 
 
 def _pyplot() -> Any:
@@ -68,9 +92,8 @@ def plot_runs(
     ..., "mean_completed_runs": ...}, "greedy": ...}``) into the PNG ``out``; returns it."""
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    panels = (("win_rate", "win rate"), ("mean_completed_runs", "mean completed runs (of 8)"))
     curves = [(label, read_curve(path)) for label, path in runs]
-    for ax, (key, ylabel) in zip(axes, panels):
+    for ax, (key, ylabel) in zip(axes, RUN_PANELS):
         for i, (label, rows) in enumerate(curves):
             marker, line = RUN_STYLES[i % len(RUN_STYLES)]
             xs, ys = [r["timesteps"] for r in rows], [r[key] for r in rows]
@@ -87,13 +110,29 @@ def plot_runs(
     return _save(fig, Path(out))
 
 
-def plot_recipe(directory: str | Path, out: str | Path, title: str | None = None) -> Path:
-    """Draw the recipe's curves in ``directory`` (``bc_curve.csv``, ``ppo_curve.csv``,
-    ``baselines.json``) into the PNG ``out``; returns it."""
+def recipe_curves(directory: str | Path) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
+    """The recipe's two curves in ``directory`` (``bc_curve.csv``, ``ppo_curve.csv``), as
+    :func:`read_curve` reads them."""
     d = Path(directory)
-    bc = read_curve(d / "bc_curve.csv")
-    ppo = read_curve(d / "ppo_curve.csv")
-    base = json.loads((d / "baselines.json").read_text())
+    return read_curve(d / "bc_curve.csv"), read_curve(d / "ppo_curve.csv")
+
+
+def _recipe_baselines(path: Path) -> dict[str, Any]:
+    base = json.loads(path.read_text())
+    if not isinstance(base, dict) or any(
+        not isinstance(base[n], dict) or "win_rate" not in base[n]
+        for n in RECIPE_BASELINES
+        if n in base
+    ):
+        raise ValueError(f"{path} is not the recipe's baselines.json")
+    return base
+
+
+def plot_recipe(directory: str | Path, out: str | Path, title: str | None = None) -> Path:
+    """Draw the recipe's curves in ``directory`` (:func:`recipe_curves`) and its
+    ``baselines.json`` into the PNG ``out``; returns it."""
+    bc, ppo = recipe_curves(directory)
+    base = _recipe_baselines(Path(directory) / "baselines.json")
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     panels = ((axes[0], bc, "epoch", "behaviour cloning (epochs)"),
@@ -117,4 +156,13 @@ def plot_recipe(directory: str | Path, out: str | Path, title: str | None = None
     return _save(fig, Path(out))
 
 
-__all__ = ["BASELINE_STYLE", "RECIPE_BASELINES", "plot_recipe", "plot_runs", "read_curve"]
+__all__ = [
+    "BASELINE_STYLE",
+    "RECIPE_BASELINES",
+    "RUN_PANELS",
+    "plot_recipe",
+    "plot_runs",
+    "read_baselines",
+    "read_curve",
+    "recipe_curves",
+]

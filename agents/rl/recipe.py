@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 from spider_env.agents.model_format import ACTIONS_MODE, EnvSettings, Sidecar
@@ -35,10 +35,10 @@ from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
 from spider_env.observation.actions import DEFAULT_ACTION_ROWS
 
 from .envs import env_factories, overlaps_test_deals, validation_deals
-from .measure import Evaluate, baselines, win_rate
-from .models import ACTION_SET_POLICY, load_model, save_model
 from .plots import RECIPE_BASELINES, plot_recipe
 from .settings import (
+    READ,
+    WRITTEN,
     CacheFile,
     InputFile,
     Name,
@@ -47,7 +47,15 @@ from .settings import (
     SettingsError,
     at_least,
     check,
+    check_fields,
+    check_paths,
+    path_problem,
+    setting_up,
 )
+
+if TYPE_CHECKING:
+    from .imitation import BCDataset
+    from .measure import Evaluate
 
 REWARD_MODE = "runs"  # +1 per completed run, +10 on the win (what the cloned value learns too)
 SUITS = {"choices": (1, 2, 4)}
@@ -61,6 +69,8 @@ def recipe_sidecar(
 ) -> Sidecar:
     """The sidecar of a recipe model: MaskablePPO, :class:`~.policy.ActionSetPolicy`, per-action
     features, the ``"runs"`` reward."""
+    from .models import ACTION_SET_POLICY
+
     env = EnvSettings(
         variant=get_variant(variant).spec_text(),
         obs_mode=ACTIONS_MODE,
@@ -99,6 +109,7 @@ class DemoSettings:
     """hide the progress bar"""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         at_least(self, 1, "max_steps", "jobs")
         check(not overlaps_test_deals(self.deals), "deals",
               "deals 0..999 are the test set: record demonstrations on others")  # fmt: skip
@@ -112,17 +123,24 @@ class DemoSettings:
         return resolve_variant(self.variant, None if self.variant else self.suits)
 
 
-def record_demos(s: DemoSettings) -> dict[str, Any]:
-    """Play the teacher on ``s.deals`` and save its games to ``s.out``; a summary."""
+def check_teacher(s: DemoSettings) -> None:
+    """:class:`SettingsError` if the teacher cannot play ``s.game()`` (here, not in a worker)."""
     from spider_env.agents import make_agent
 
+    try:
+        make_agent(s.teacher, s.game())
+    except (ValueError, TypeError, OSError, ImportError) as exc:
+        raise SettingsError("teacher", str(exc)) from None
+
+
+def record_demos(s: DemoSettings) -> dict[str, Any]:
+    """Play the teacher on ``s.deals`` and save its games to ``s.out``; a summary. A setting
+    that cannot be used is a :class:`SettingsError` before anything is played or written."""
     from .imitation import record_demonstrations, save_demonstrations
 
+    check_paths(s)
+    check_teacher(s)
     variant = s.game()
-    try:
-        make_agent(s.teacher, variant)  # an unknown teacher fails here, not in a worker
-    except (ValueError, FileNotFoundError, ImportError) as exc:
-        raise SettingsError("teacher", str(exc)) from None
     t0 = time.perf_counter()
     progress = not s.no_progress
     demos = list(
@@ -174,6 +192,7 @@ class BCSettings:
     """seed of the network and of the held-out games"""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         at_least(self, 1, "epochs", "batch_size", "hidden", "eval_every", "jobs")
         at_least(self, 0, "eval_deals")
         check(self.lr > 0, "lr", f"must be > 0, got {self.lr}")
@@ -186,30 +205,47 @@ def _write_curve(path: Path, rows: list[dict[str, Any]], keys: list[str]) -> Non
         w.writerows(rows)
 
 
+def _read_cache(path: str) -> BCDataset:
+    """The data set cached in ``path`` by :func:`clone`; :class:`SettingsError` if it is not one."""
+    from .imitation import BCDataset
+
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return BCDataset(**dict(npz))
+    except (OSError, ValueError, TypeError):
+        problem = f"{path} is not a cache of rl_bc.py (an .npz of the replayed decisions)"
+        raise SettingsError("cache", problem) from None
+
+
 def clone(s: BCSettings, evaluate: Evaluate) -> dict[str, Any]:
     """Clone the demonstrations ``s.demos`` into ``s.out`` (MaskablePPO ``.zip`` + sidecar):
     a tenth of the games (by deal) is held out to measure agreement with the teacher; every
     ``eval_every`` epochs and after the last one the policy plays the validation deals, most
     likely action and sampled (``<stem>_curve.csv``); the model plays the choice that won more
-    after the last epoch. Returns a summary."""
-    import torch
+    after the last epoch. Returns a summary. A setting that cannot be used (the paths, the
+    demonstrations, the cache) is a :class:`SettingsError` before anything is trained or
+    written."""
+    from .imitation import build_bc_dataset, load_demonstrations
 
-    from .imitation import BCDataset, build_bc_dataset, load_demonstrations
+    check_paths(s, WRITTEN)  # then the cache (which may be written), then what is read
+    data = _read_cache(s.cache) if s.cache and Path(s.cache).exists() else None
+    check_paths(s, READ)
+    with setting_up("demos"):
+        demos, meta = load_demonstrations(s.demos)
+    import torch  # (once the inputs are good)
+
+    from .measure import win_rate
+    from .models import save_model
     from .policy import behaviour_clone
 
     torch.set_num_threads(1)
     torch.manual_seed(s.seed)
-    try:
-        demos, meta = load_demonstrations(s.demos)
-    except (OSError, ValueError) as exc:
-        raise SettingsError("demos", str(exc)) from None
     variant = meta["variant"]
     t0 = time.perf_counter()
-    if s.cache and Path(s.cache).exists():
-        data = BCDataset(**dict(np.load(s.cache)))
-    else:
+    if data is None:
         data = build_bc_dataset(demos, variant, imitate_lost=s.imitate_lost)
         if s.cache:
+            Path(s.cache).parent.mkdir(parents=True, exist_ok=True)
             np.savez(s.cache, **{f.name: getattr(data, f.name) for f in fields(data)})
     deals = np.unique(data.deal)
     held = set(deals[np.random.default_rng(s.seed).permutation(len(deals))[: len(deals) // 10]])
@@ -309,11 +345,14 @@ class FinetuneSettings:
     """seed of the model and of the training games"""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         at_least(self, 1, "timesteps", "n_envs", "n_steps", "batch_size", "n_epochs")
         at_least(self, 1, "eval_freq", "eval_deals", "jobs")
+        at_least(self, 0, "ent_coef")
         for name in ("learning_rate", "clip_range", "target_kl"):
             check(getattr(self, name) > 0, name, f"must be > 0, got {getattr(self, name)}")
         check(0 < self.gamma <= 1, "gamma", f"must be in (0, 1], got {self.gamma}")
+        check(0 <= self.gae_lambda <= 1, "gae_lambda", f"must be in [0, 1], got {self.gae_lambda}")
 
     def ppo_kwargs(self) -> dict[str, Any]:
         """MaskablePPO's arguments."""
@@ -350,23 +389,42 @@ def new_model(
     )
 
 
+def _cloned_model(path: str) -> tuple[Sidecar, Variant, Any]:
+    """The sidecar, game and model of a cloned model (``rl_bc.py``'s): :class:`SettingsError` naming
+    ``bc`` if ``path`` is not one (no sidecar naming its game, another kind of model, a file
+    that does not load)."""
+    from .models import ACTION_SET_POLICY, load_model
+
+    with setting_up("bc"):
+        side = Sidecar.read(path)
+    variant = side.env.game() if side is not None else None
+    if side is None or variant is None:
+        raise SettingsError("bc", f"{path} has no sidecar naming its game")
+    if side.env.obs_mode != ACTIONS_MODE or side.policy != ACTION_SET_POLICY:
+        raise SettingsError(
+            "bc",
+            f"{path} is not an action-set model (its sidecar has obs_mode "
+            f"{side.env.obs_mode!r} and policy {side.policy!r}, not {ACTIONS_MODE!r} and "
+            f"{ACTION_SET_POLICY}): give a model cloned by rl_bc.py",
+        )
+    with setting_up("bc"):
+        return side, variant, load_model(path, side)
+
+
 def finetune(s: FinetuneSettings, evaluate: Evaluate) -> dict[str, Any]:
     """Fine-tune the cloned model ``s.bc`` into ``s.out``: evaluations every ``eval_freq``
     steps (and of the cloned policy first), each a checkpoint; the one that won the most
     validation deals (ties: the later) is saved, so fine-tuning never ships a worse policy
-    than it started from. Returns a summary."""
+    than it started from. Returns a summary. A setting that cannot be used (the paths, a model
+    that is not a cloned one) is a :class:`SettingsError` before anything is trained or
+    written."""
+    check_paths(s)
     from stable_baselines3.common.callbacks import BaseCallback
 
-    if not Path(s.bc).is_file():
-        raise SettingsError("bc", f"no model file {s.bc}")
-    bc_side = Sidecar.read(s.bc)
-    variant = bc_side.env.game() if bc_side is not None else None
-    if bc_side is None or variant is None:
-        raise SettingsError("bc", f"{s.bc} has no sidecar naming its game")
-    try:
-        bc = load_model(s.bc, bc_side)
-    except (OSError, ValueError) as exc:
-        raise SettingsError("bc", f"cannot load {s.bc}: {exc}") from None
+    from .measure import win_rate
+    from .models import load_model, save_model
+
+    bc_side, variant, bc = _cloned_model(s.bc)
     rows_n = bc_side.env.action_rows
     model = new_model(variant, s, hidden=int(bc.policy.hidden), action_rows=rows_n)
     model.policy.load_state_dict(bc.policy.state_dict())
@@ -450,6 +508,10 @@ def finetune(s: FinetuneSettings, evaluate: Evaluate) -> dict[str, Any]:
 
 
 # --- the whole recipe ---------------------------------------------------------------------------
+#: The recipe's name of a field of its stages where it differs (errors name the recipe's flag).
+STAGE_FIELDS = {"deals": "demo_deals"}
+
+
 @dataclass(frozen=True)
 class RecipeSettings:
     """The whole recipe in one run (each stage's other settings: its defaults)."""
@@ -482,7 +544,12 @@ class RecipeSettings:
     """a smoke run (seconds): tiny budgets everywhere"""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         at_least(self, 1, "jobs", "epochs", "timesteps", "n_envs", "eval_freq", "eval_deals")
+        try:
+            self.stages()  # the recipe's settings are good if its stages' are
+        except SettingsError as exc:
+            raise SettingsError(STAGE_FIELDS.get(str(exc.field), exc.field), exc.problem) from None
 
     def folder(self) -> Path:
         """The output folder."""
@@ -515,6 +582,8 @@ def recipe_baselines(
     evaluate: Evaluate, variant: Variant | str, deals: range, jobs: int = 1
 ) -> dict[str, Any]:
     """Random, greedy and lookahead on ``deals`` (the recipe's ``baselines.json``)."""
+    from .measure import baselines
+
     played = baselines(evaluate, RECIPE_BASELINES, variant, deals, jobs=jobs)
     return {
         "variant": get_variant(variant).name,
@@ -523,14 +592,32 @@ def recipe_baselines(
     }
 
 
+def validation_spec(directory: str | Path) -> str | None:
+    """``VARIANT:START:STOP``: the game and validation deals of the recipe's curves in
+    ``directory`` (as the sidecar of ``ppo.zip``, else ``bc.zip``, records them), or None."""
+    for name in ("ppo.zip", "bc.zip"):
+        try:
+            side = Sidecar.read(Path(directory) / name)
+        except ValueError:  # a sidecar that cannot be read says nothing
+            continue
+        deals = side.training.get("validation_deals") if side is not None else None
+        if side is not None and side.env.variant is not None and isinstance(deals, str):
+            return f"{side.env.variant}:{deals}"
+    return None
+
+
 def run_recipe(s: RecipeSettings, evaluate: Evaluate) -> dict[str, Any]:
     """Every stage into ``s.folder()``, then ``model.zip`` (+ ``model.json``: the fine-tuned
     model, which is the cloned one if no checkpoint won more validation deals),
     ``baselines.json``, ``learning_curves.png`` and ``recipe.json`` (each stage's wall time,
-    returned)."""
+    returned). A setting that cannot be used (the folder, the teacher) is a
+    :class:`SettingsError` before anything is played or written."""
     d = s.folder()
-    d.mkdir(parents=True, exist_ok=True)
+    problem = path_problem(OutputDir, d)
+    check(problem is None, "dir", str(problem))
     demo_s, bc_s, ppo_s = s.stages()
+    check_teacher(demo_s)
+    d.mkdir(parents=True, exist_ok=True)
     walls: dict[str, float] = {}
     for name, run in (
         ("demonstrations", lambda: record_demos(demo_s)),
@@ -567,6 +654,7 @@ __all__ = [
     "DemoSettings",
     "FinetuneSettings",
     "RecipeSettings",
+    "check_teacher",
     "clone",
     "finetune",
     "new_model",
@@ -574,4 +662,5 @@ __all__ = [
     "recipe_sidecar",
     "record_demos",
     "run_recipe",
+    "validation_spec",
 ]

@@ -15,6 +15,7 @@ import csv
 import json
 import re
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -23,12 +24,21 @@ import numpy as np
 from spider_env.agents.model_format import EnvSettings, Sidecar
 
 from spider_env.core.variants import classic
-from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
-from spider_env.observation import DEFAULT_FEATURE_SLOTS
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, ILLEGAL_ACTION_POLICIES
+from spider_env.observation import DEFAULT_FEATURE_SLOTS, MAX_FEATURE_SLOTS
+from spider_env.rewards import REWARD_MODES
 
 from .envs import TRAIN_DEALS, VEC_KINDS, eval_vec_env, train_vec_env, validation_deals
 from .plots import plot_runs, read_curve
-from .settings import InputFile, OutputDir, at_least, check
+from .settings import (
+    InputFile,
+    OutputDir,
+    at_least,
+    check,
+    check_fields,
+    check_paths,
+    setting_up,
+)
 
 if TYPE_CHECKING:
     from .measure import Evaluate
@@ -51,7 +61,7 @@ class PPOSettings:
     """seed of the model and of the training games"""
     out: Annotated[str, OutputDir] = "runs/maskable_ppo"
     """output folder (logs, checkpoints, model)"""
-    reward_mode: str = "shaped"
+    reward_mode: str = field(default="shaped", metadata={"choices": tuple(sorted(REWARD_MODES))})
     """the env's reward_mode"""
     obs_mode: str = field(default="flat", metadata={"choices": ("flat",)})
     """the learning encoding"""
@@ -59,7 +69,7 @@ class PPOSettings:
     """face-up card slots per column"""
     max_episode_steps: int = DEFAULT_MAX_EPISODE_STEPS
     """step limit per game"""
-    illegal_action: str = "penalize"
+    illegal_action: str = field(default="penalize", metadata={"choices": ILLEGAL_ACTION_POLICIES})
     """the env's answer to an illegal action (plain PPO meets it; masked policies never)"""
     n_steps: int = 256
     """rollout steps per env between updates"""
@@ -94,17 +104,21 @@ class PPOSettings:
     """play random and greedy on the validation deals for the plot's lines"""
     resume: Annotated[str, InputFile] | None = None
     """continue from this checkpoint zip (same settings; --timesteps more steps)"""
-    verbose: int = 0
+    verbose: int = field(default=0, metadata={"choices": (0, 1, 2)})
     """SB3's verbosity (1: log to stdout too)"""
 
     def __post_init__(self) -> None:
+        check_fields(self)
         at_least(self, 1, "timesteps", "n_envs", "eval_episodes", "eval_envs", "n_steps")
-        at_least(self, 1, "batch_size", "torch_threads", "max_episode_steps")
-        at_least(self, 0, "eval_freq", "checkpoint_freq", "feature_slots")
+        at_least(self, 1, "n_epochs", "batch_size", "torch_threads", "max_episode_steps")
+        at_least(self, 0, "eval_freq", "checkpoint_freq", "feature_slots", "ent_coef")
+        check(self.feature_slots <= MAX_FEATURE_SLOTS, "feature_slots",
+              f"must be <= {MAX_FEATURE_SLOTS}, got {self.feature_slots}")  # fmt: skip
         check(bool(self.net_arch), "net_arch", "needs at least one layer")
         check(min(self.net_arch, default=1) >= 1, "net_arch", "needs positive layer sizes")
         check(0 < self.gamma <= 1, "gamma", f"must be in (0, 1], got {self.gamma}")
-        check(self.learning_rate > 0, "learning_rate", "must be > 0")
+        check(0 <= self.gae_lambda <= 1, "gae_lambda", f"must be in [0, 1], got {self.gae_lambda}")
+        check(self.learning_rate > 0, "learning_rate", f"must be > 0, got {self.learning_rate}")
 
     def env(self) -> EnvSettings:
         """The env of the run's training, validation and saved model."""
@@ -214,12 +228,18 @@ def cached_baselines(
     evaluate: Evaluate, s: PPOSettings, cache: Path
 ) -> dict[str, dict[str, float]]:
     """Random and greedy on the run's validation deals (the learning curve's env and step
-    limit); kept in the JSON file ``cache``, keyed by those settings."""
+    limit); kept in the JSON file ``cache``, keyed by those settings (a cache that cannot be read
+    is made again)."""
     from .measure import baselines
 
     deals = validation_deals(s.eval_episodes)
     key = f"suits={s.suits} deals={deals.start}:{deals.stop} steps={s.max_episode_steps}"
-    data: dict[str, Any] = json.loads(cache.read_text()) if cache.exists() else {}
+    try:
+        data = json.loads(cache.read_text()) if cache.exists() else {}
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
     if key not in data:
         played = baselines(
             evaluate, ("random", "greedy"), s.env().variant, deals,
@@ -233,35 +253,54 @@ def cached_baselines(
     return dict(data[key])
 
 
+def _set_up(s: PPOSettings, algo: str, env: EnvSettings, deals: range) -> tuple[Any, Any, Any]:
+    """The training envs, the validation envs and the model of a run (``--resume``: the
+    checkpoint, with its optimizer state); :class:`SettingsError` if they cannot be made (the
+    envs made so far closed)."""
+    from .models import algo_class, load_model
+
+    with ExitStack() as on_error:
+        with setting_up():
+            venv = train_vec_env(env, s.n_envs, s.vec)
+            on_error.callback(venv.close)
+            eval_env = eval_vec_env(env, deals, min(s.eval_envs, s.eval_episodes))
+            on_error.callback(eval_env.close)
+        with setting_up("resume" if s.resume else None):
+            if s.resume:
+                model = load_model(s.resume, algo=algo, env=venv)
+            else:
+                model = new_model(algo_class(algo), venv, s)
+        on_error.pop_all()
+    return venv, eval_env, model
+
+
 def train(s: PPOSettings, algo: str, label: str, evaluate: Evaluate) -> dict[str, Any]:
     """Train ``algo`` ("MaskablePPO" or "PPO") as ``s`` says; returns the summary.
 
-    Writes to ``s.out``: ``model.zip`` (compact, see :func:`~.models.save_compact`) +
+    Before anything is trained or written, a setting that cannot be used (a path, the resumed
+    checkpoint, what the envs or the model refuse) is a :class:`SettingsError`. Writes to
+    ``s.out``: ``model.zip`` (compact, see :func:`~.models.save_compact`) +
     ``model.json`` (sidecar), ``best_model/``, ``checkpoints/``, TensorBoard events,
     ``progress.csv`` (SB3 logger), ``eval.csv`` (one row per evaluation), ``baselines.json``
     (random and greedy, played by ``evaluate``), ``learning_curve.png``, ``summary.json``.
     """
+    check_paths(s)  # first: no import of torch for a path that cannot be used
     import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
     from .models import save_model
 
-    torch.set_num_threads(s.torch_threads)
     masked = algo == "MaskablePPO"
+    env = s.env()
+    deals = validation_deals(s.eval_episodes)
+    venv, eval_env, model = _set_up(s, algo, env, deals)
+    torch.set_num_threads(s.torch_threads)
     out = Path(s.out)
-    out.mkdir(parents=True, exist_ok=True)
+    with setting_up("out"):
+        out.mkdir(parents=True, exist_ok=True)
     eval_csv = out / "eval.csv"
     if eval_csv.exists() and not s.resume:
         eval_csv.unlink()  # a resumed run appends to its learning curve
-    env = s.env()
-    venv = train_vec_env(env, s.n_envs, s.vec)
-    deals = validation_deals(s.eval_episodes)
-    eval_env = eval_vec_env(env, deals, min(s.eval_envs, s.eval_episodes))
-    cls = MaskablePPO if masked else PPO
-    # --resume: a checkpoint (with its optimizer state), --timesteps more steps
-    model = cls.load(s.resume, env=venv, device="cpu") if s.resume else new_model(cls, venv, s)
     set_logger(model, out, s.verbose)
     callbacks = []
     if s.eval_freq:

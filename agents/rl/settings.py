@@ -3,9 +3,13 @@ field documented by the string literal below it).
 
 :func:`add_flags` gives a parser one flag per field (``--n-envs`` for ``n_envs``; the type and
 default from the field, the help from its documentation); :func:`from_args` parses a command
-line into the dataclass. Settings check themselves (``__post_init__``) and raise
-:class:`SettingsError` naming the field; :class:`ArgumentParser` turns that, and its own
-errors, into one line on stderr and exit status 2 (:class:`UsageError`).
+line into the dataclass. Settings check themselves (``__post_init__``: :func:`check_fields`,
+:func:`at_least`, :func:`check`) and raise :class:`SettingsError` naming the field; the work they
+configure checks the paths they name (:func:`check_paths`) and turns what the library raises
+while setting up into the same error (:func:`setting_up`), all before anything is trained or
+written. :class:`ArgumentParser` turns those errors, and its own, into one line on stderr and
+exit status 2 (:class:`UsageError`), as the ``spider-env`` command does; :func:`parse_and_run`
+is a script's whole command line.
 """
 
 from __future__ import annotations
@@ -15,15 +19,20 @@ import ast
 import dataclasses
 import functools
 import inspect
+import math
+import os
 import sys
 import textwrap
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import cache
+from pathlib import Path
 from typing import Any, NewType, NoReturn, TypeVar
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 # What a text setting names: a field says it in its annotation (``Annotated[str, InputFile]``), a
 # flag added by hand in ``type=InputFile``. The flag passes the text through unchanged; what it
@@ -35,14 +44,18 @@ OutputDir = NewType("OutputDir", str)  # a folder written into (made if need be)
 CacheFile = NewType("CacheFile", str)  # a file read if it exists, else written
 Name = NewType("Name", str)  # a name looked up (an agent, a variant): an unknown one is refused
 Text = NewType("Text", str)  # any text (a title)
-TEXT_KINDS = (InputFile, InputDir, OutputFile, OutputDir, CacheFile, Name, Text)
+READ = (InputFile, InputDir)
+WRITTEN = (OutputFile, OutputDir, CacheFile)
+TEXT_KINDS = (*READ, *WRITTEN, Name, Text)
+MAX_SEED = 2**32 - 1  # NumPy's and SB3's seeds are 0 .. 2**32 - 1
 
 
 class SettingsError(ValueError):
-    """A setting that cannot be used: ``field`` names it, ``problem`` says why."""
+    """Settings that cannot be used: ``field`` names the setting (``None``: no single one),
+    ``problem`` says why."""
 
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"{field}: {problem}")
+    def __init__(self, field: str | None, problem: str) -> None:
+        super().__init__(problem if field is None else f"{field}: {problem}")
         self.field = field
         self.problem = problem
 
@@ -58,6 +71,85 @@ def at_least(settings: Any, low: float, *names: str) -> None:
     for name in names:
         value = getattr(settings, name)
         check(value >= low, name, f"must be >= {low}, got {value}")
+
+
+def check_fields(settings: Any) -> None:
+    """What every settings dataclass checks first: each float field is a finite number, each
+    field with ``metadata["choices"]`` one of them, and a ``seed`` field ``0 .. MAX_SEED``."""
+    for f in dataclasses.fields(settings):
+        value = getattr(settings, f.name)
+        if isinstance(value, float):
+            check(math.isfinite(value), f.name, f"must be a finite number, got {value}")
+        choices = f.metadata.get("choices")
+        if choices is not None:
+            shown = ", ".join(map(str, choices))
+            check(value in choices, f.name, f"must be one of {shown}, got {value!r}")
+        if f.name == "seed":
+            check(0 <= value <= MAX_SEED, f.name, f"must be in 0..{MAX_SEED}, got {value}")
+
+
+def path_problem(kind: Any, path: str | Path) -> str | None:
+    """What makes ``path`` unusable as a ``kind`` (:data:`READ` or :data:`WRITTEN`), or None:
+    a file or folder read must be there; one written must be the right kind of thing if it is
+    there, else the nearest folder above it must be one that can be written."""
+    p = Path(path)
+    if kind is InputFile:
+        if p.is_dir():
+            return f"{path} is a folder, not a file"
+        return None if p.is_file() else f"no file {path}"
+    if kind is InputDir:
+        if p.exists() and not p.is_dir():
+            return f"{path} is not a folder"
+        return None if p.is_dir() else f"no folder {path}"
+    if kind not in WRITTEN:
+        raise TypeError(f"not a kind of path: {kind!r}")
+    want_dir = kind is OutputDir
+    if p.exists():
+        if p.is_dir() != want_dir:
+            return f"{path} is {'not a folder' if want_dir else 'a folder'}"
+        return None if os.access(p, os.W_OK) else f"cannot write {path}: permission denied"
+    above = next(a for a in p.absolute().parents if a.exists())
+    if not above.is_dir():
+        return f"cannot make {path}: {above} is not a folder"
+    if not os.access(above, os.W_OK | os.X_OK):
+        return f"cannot make {path}: {above} is not writable"
+    return None
+
+
+@cache
+def text_kinds(cls: type) -> dict[str, Any]:
+    """The kind (:data:`TEXT_KINDS`) of each field of ``cls`` that has one."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    return {name: kind for name, hint in hints.items() if (kind := _kind(hint)) is not None}
+
+
+def check_paths(settings: Any, kinds: Sequence[Any] = (*WRITTEN, *READ)) -> None:
+    """:class:`SettingsError` for the first path field of ``settings`` (a dataclass whose
+    fields say their kind) that cannot be used: the kinds in the order of ``kinds`` (by default
+    what is written first, then what is read), fields of one kind in order."""
+    fields = text_kinds(settings.__class__)
+    for kind in kinds:
+        for name, k in fields.items():
+            value = getattr(settings, name)
+            if k is kind and value is not None:
+                problem = path_problem(kind, value)
+                check(problem is None, name, str(problem))
+
+
+@contextmanager
+def setting_up(field: str | None = None) -> Iterator[None]:
+    """Inside, what the library raises for something it cannot use (``ValueError``,
+    ``TypeError``, ``OSError``) becomes a :class:`SettingsError` naming ``field`` (``None``: no
+    single setting). For the steps before the work starts: their errors come out as one line."""
+    try:
+        yield
+    except SettingsError:
+        raise
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise SettingsError(field, f"{where}{exc.strerror or exc}") from None
+    except (ValueError, TypeError) as exc:
+        raise SettingsError(field, str(exc)) from None
 
 
 class UsageError(SystemExit):
@@ -81,7 +173,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def fail(self, exc: SettingsError) -> NoReturn:
         """Report a :class:`SettingsError` under the field's flag."""
-        self.error(f"{flag_name(exc.field)}: {exc.problem}")
+        self.error(exc.problem if exc.field is None else f"{flag_name(exc.field)}: {exc.problem}")
 
 
 def flag_name(field: str) -> str:
@@ -127,8 +219,9 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def _keep_message(fn: Callable[[str], Any]) -> Callable[[str], Any]:
-    """``fn`` whose ``ValueError`` argparse reports with its message (not "invalid value")."""
+def flag_type(fn: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``fn`` as an argparse type: its ``ValueError`` is reported with its message (not
+    "invalid value")."""
 
     @functools.wraps(fn)
     def parse(text: str) -> Any:
@@ -140,11 +233,25 @@ def _keep_message(fn: Callable[[str], Any]) -> Callable[[str], Any]:
     return parse
 
 
+def _unwrap(hint: Any) -> Any:
+    """``X`` for ``X | None``."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        (hint,) = [k for k in typing.get_args(hint) if k is not type(None)]
+    return hint
+
+
+def _kind(hint: Any) -> Any:
+    """The text kind of a field's type hint (``Annotated[str, InputFile]``), or None."""
+    hint = _unwrap(hint)
+    if typing.get_origin(hint) is typing.Annotated and hint.__metadata__[0] in TEXT_KINDS:
+        return hint.__metadata__[0]
+    return None
+
+
 def _parser_of(kind: Any) -> Callable[[str], Any]:
-    if typing.get_origin(kind) in (typing.Union, types.UnionType):
-        (kind,) = [k for k in typing.get_args(kind) if k is not type(None)]
-    if typing.get_origin(kind) is typing.Annotated:
-        return kind.__metadata__[0]
+    if _kind(kind) is not None:
+        return _kind(kind)
+    kind = _unwrap(kind)
     if typing.get_origin(kind) is tuple:
         return ints
     if kind in (int, float, str):
@@ -180,7 +287,7 @@ def add_flags(
         parser.add_argument(
             flag_name(f.name),
             dest=f.name,
-            type=_keep_message(parse[f.name]) if f.name in parse else _parser_of(hints[f.name]),
+            type=flag_type(parse[f.name]) if f.name in parse else _parser_of(hints[f.name]),
             choices=f.metadata.get("choices"),
             default=default,
             help=f"{help_text} (default: {_show(default)})",
@@ -199,8 +306,27 @@ def from_args(parser: ArgumentParser, cls: type[T], argv: Sequence[str] | None =
         parser.fail(exc)
 
 
+def parse_and_run(
+    parser: ArgumentParser,
+    cls: type[T],
+    work: Callable[[T], R],
+    argv: Sequence[str] | None = None,
+) -> R:
+    """A script's command line: ``argv`` parsed into ``cls`` (:func:`from_args`), then
+    ``work(settings)``; a :class:`SettingsError` of the work (a path or setting it could not
+    use, found before it started) exits as :meth:`ArgumentParser.fail` does."""
+    settings = from_args(parser, cls, argv)
+    try:
+        return work(settings)
+    except SettingsError as exc:
+        parser.fail(exc)
+
+
 __all__ = [
+    "MAX_SEED",
+    "READ",
     "TEXT_KINDS",
+    "WRITTEN",
     "ArgumentParser",
     "CacheFile",
     "InputDir",
@@ -214,8 +340,15 @@ __all__ = [
     "add_flags",
     "at_least",
     "check",
+    "check_fields",
+    "check_paths",
     "field_docs",
     "flag_name",
+    "flag_type",
     "from_args",
     "ints",
+    "parse_and_run",
+    "path_problem",
+    "setting_up",
+    "text_kinds",
 ]
