@@ -236,11 +236,14 @@ def test_play_variants_with_pile_choice_and_discard(monkeypatch: Any, capsys: An
     assert "has no stock" in out
 
 
-def test_demo_runs(capsys: Any) -> None:
+def test_demo_runs_and_says_it_prepares_the_compiled_core_first(capsys: Any) -> None:
     code, out, _ = run_cli(capsys, "demo")
     assert code == 0
     assert "random" in out and "greedy" in out and "win rate" in out
     assert "final position" in out
+    # the first run's compile time is announced and timed before the games, not hidden in them
+    prepared = re.search(r"preparing the compiled core .* ready in (\d+\.\d) s", out)
+    assert prepared and out.index("preparing") < out.index("win rate")
 
 
 def test_console_script_has_no_traceback_on_bad_input() -> None:

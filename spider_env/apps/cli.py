@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -585,6 +586,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     v = classic(1)
     print("spider-env demo: random and greedy on 1-suit Spider, deals 0:20, seed 0\n")
+    # The first run compiles the core (numba, cached next to the sources): say so, and time it
+    # apart from the games.
+    print("preparing the compiled core (the first run compiles it: about 10 s) ...", end=" ")
+    sys.stdout.flush()
+    t0 = time.perf_counter()
+    evaluate(["random", "greedy"], range(1), variant=v, max_steps=5)
+    print(f"ready in {time.perf_counter() - t0:.1f} s\n")
     result = evaluate(["random", "greedy"], "0:20", variant=v, progress=True)
     print(result.table())
     print(f"({result.wall_seconds:.1f} s)\n")
