@@ -179,10 +179,9 @@ def test_sb3_subproc_vec_env_with_masks():
     venv.close()
 
 
-@pytest.mark.filterwarnings("ignore:.*render_mode='rgb_array'")
 def test_maskable_ppo_runs_a_few_steps():
-    # make_vec_env tries render_mode="rgb_array" first; the env's UnsupportedRenderMode is
-    # also a TypeError, so make_vec_env falls back to no render mode.
+    # make_vec_env makes the envs with render_mode="rgb_array", which the env offers (with the
+    # render extra), so it warns of nothing.
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
 

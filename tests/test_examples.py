@@ -327,6 +327,15 @@ def test_suit_curriculum_observation_is_the_widest_stage_layout() -> None:
         SuitCurriculum(suits=2)
 
 
+def test_suit_curriculum_offers_the_render_modes_of_its_stages_envs() -> None:
+    pytest.importorskip("PIL", reason="rgb_array needs the render extra")
+    assert SuitCurriculum.metadata["render_modes"] == SpiderEnv.metadata["render_modes"]
+    env = SuitCurriculum(stages=(1, 2), obs_mode="flat", render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+
+
 def test_suit_curriculum_passes_gymnasium_check_env() -> None:
     from gymnasium.utils.env_checker import check_env
 

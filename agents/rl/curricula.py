@@ -150,7 +150,7 @@ class SuitCurriculum(gym.Env[Any, np.int64]):
     ``curriculum_stage``.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012
+    metadata = dict(SpiderEnv.metadata)  # noqa: RUF012  (render modes: the stages' envs')
 
     def __init__(
         self,
