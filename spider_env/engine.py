@@ -6,15 +6,22 @@ choose it once (:func:`choose_backend`, :func:`make_engine`). Two implementation
 
 * :class:`PureEngine`: the rules core (``State`` objects; legality from
   :func:`spider_env.core.rules.legal_actions` only) and the pure encoders of
-  :mod:`spider_env.observation`: the specification;
+  :mod:`spider_env.observation` (for ``obs_mode="actions"``,
+  :class:`~spider_env.observation.actions.ActionFeatureEncoder` over the ``dict`` observation,
+  once per decision): the specification;
 * :class:`CompiledEngine`: the compiled core (:mod:`spider_env.fast`, numba), all ``N`` games
   in one call, held to the pure engine by the differential tests.
+
+A *decision* is an observation an env returns: at a game's start, after each step of it, and
+after a refused action. In ``obs_mode="actions"`` each one is counted by the game's episode
+memory (positions met, decisions, decisions since progress), forgotten when the game starts.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -26,16 +33,26 @@ from spider_env.core.variants import Variant
 from spider_env.fast import available as fast_available
 from spider_env.fast import load_kernel, refusal, warn_unavailable
 from spider_env.fast.layout import P_SIZE, STATE_DTYPE, from_array, params, to_array
+from spider_env.heuristics import PositionScorer
 from spider_env.observation import (
     ColumnOverflowError,
     FeatureEncoder,
     ObservationBuffers,
     TableEncoder,
+    assemble_observation,
     card_slot_width,
     feature_width,
     globals_width,
 )
-from spider_env.observation.spaces import N_COLUMN_SCALARS, N_GLOBAL_SCALARS, face_down_scale
+from spider_env.observation.actions import ActionFeatureEncoder
+from spider_env.observation.spaces import (
+    DEFAULT_ACTION_ROWS,
+    N_ACTION_FEATURES,
+    N_COLUMN_SCALARS,
+    N_GLOBAL_FEATURES,
+    N_GLOBAL_SCALARS,
+    face_down_scale,
+)
 from spider_env.rewards import RewardFn, kernel_reward
 
 BACKENDS = ("auto", "compiled", "pure")
@@ -85,6 +102,25 @@ def compiled_feature_layout(variant: Variant, slots: int) -> np.ndarray:
     )  # fmt: skip
 
 
+def compiled_scorer(variant: Variant) -> np.ndarray:
+    """The scorer vector the compiled per-action features read
+    (:func:`spider_env.fast.scorer.scorer_vector`), made from the ``PositionScorer`` the pure
+    encoder uses (its weights and switches keep their one home). Needs numba."""
+    from spider_env.fast.scorer import scorer_vector  # a compiled module
+
+    scorer = PositionScorer(variant)
+    return scorer_vector(asdict(scorer.w), scorer.any_suit, scorer.open)
+
+
+def visit_capacity(episode_steps: int | None) -> int:
+    """Slots of a game's table of visited positions: a power of 2 at least twice the positions
+    an episode of ``episode_steps`` steps can meet (``steps + 1``), at least 64; 1024 without a
+    limit (the tables then grow, doubling, before they are half full)."""
+    if episode_steps is None:
+        return 1024
+    return max(64, 1 << (2 * (int(episode_steps) + 1) - 1).bit_length())
+
+
 class GameView(NamedTuple):
     """One game's rows of an engine's buffers (views: they follow every operation)."""
 
@@ -103,7 +139,9 @@ class Engine(ABC):
       (``rules.legal_actions`` of :meth:`state`; all False only when the game is over);
     * :attr:`counters` ``(n, 5)`` int64: :data:`COUNTERS` of each game's position
       (``legal_action_count, deals_left, score, moves, completed_runs``);
-    * :attr:`obs`: the :class:`~spider_env.observation.ObservationBuffers` of ``obs_mode``;
+    * :attr:`obs`: the :class:`~spider_env.observation.ObservationBuffers` of ``obs_mode``
+      (``"actions"``: ``action_rows`` rows per game; ``episode_steps``, the step limit if any,
+      only sizes the episode memory);
     * what the last :meth:`step` did to each game: :attr:`rewards` (float64),
       :attr:`terminated`, :attr:`truncated`, :attr:`ended` (``terminated | truncated``),
       :attr:`illegal` (the action was refused) and :attr:`elapsed` (steps since the game
@@ -133,19 +171,23 @@ class Engine(ABC):
         reward_fn: RewardFn,
         illegal_reward: float,
         terminate_illegal: bool,
+        action_rows: int = DEFAULT_ACTION_ROWS,
+        episode_steps: int | None = None,
     ) -> None:
         self.variant = variant
         self.n = int(n)
         self.n_actions = A = variant.n_actions
         self.obs_mode = obs_mode
         self.feature_slots = feature_slots
+        self.action_rows = int(action_rows)
+        self.episode_steps = episode_steps
         self.reward_fn = reward_fn
         self.illegal_reward = float(illegal_reward)
         self.terminate_illegal = bool(terminate_illegal)
         N = self.n
         self.masks = np.zeros((N, A), dtype=bool)
         self.counters = np.zeros((N, len(COUNTERS)), dtype=np.int64)
-        self.obs = ObservationBuffers(variant, obs_mode, feature_slots, N)
+        self.obs = ObservationBuffers(variant, obs_mode, feature_slots, N, self.action_rows)
         self.rewards = np.zeros(N, dtype=np.float64)
         self.terminated = np.zeros(N, dtype=bool)
         self.truncated = np.zeros(N, dtype=bool)
@@ -222,6 +264,12 @@ class Engine(ABC):
         after the step when a table observation cannot hold a column."""
 
     @abstractmethod
+    def decide_again(self, i: int) -> None:
+        """Game ``i`` returns its unchanged position once more (the single env refused an
+        action): with ``obs_mode="actions"`` that is a decision its observation counts; nothing
+        to do in the other modes."""
+
+    @abstractmethod
     def state(self, i: int) -> State:
         """Game ``i``'s full position (hidden cards included: for tools, not agents)."""
 
@@ -244,20 +292,31 @@ class Engine(ABC):
 class PureEngine(Engine):
     """The rules core and the pure encoders, one game after the other: the specification."""
 
-    _DERIVED = (*Engine._DERIVED, "_encoders", "_mask_bytes")
+    _DERIVED = (*Engine._DERIVED, "_encoders", "_mask_bytes", "_table_rows")
 
     def __init__(self, variant: Variant, n: int, **settings: Any) -> None:
         super().__init__(variant, n, **settings)
         self._states: list[State | None] = [None] * self.n
         self._no_mask = bytes(self.n_actions)
+        self._actions = self.obs_mode == "actions"
+        # obs_mode="actions": each game's dict observation (the encoder's input) and encoder,
+        # whose memory is the game's episode memory (pickled with the engine)
+        self._tables = ObservationBuffers(variant, "dict", n=self.n) if self._actions else None
+        self._action_encoders = (
+            [ActionFeatureEncoder(variant, self.action_rows) for _ in range(self.n)]
+            if self._actions
+            else []
+        )
         self._bind()
 
     def _bind(self) -> None:
         super()._bind()
-        rows = [self.obs.row(i) for i in range(self.n)]
+        tables = self._tables if self._tables is not None else self.obs
+        rows = [tables.row(i) for i in range(self.n)]
         v, slots = self.variant, self.feature_slots
+        self._table_rows = rows
         self._encoders: list[TableEncoder | FeatureEncoder] = [
-            TableEncoder(v, out=r) if self.obs_mode == "dict" else FeatureEncoder(v, slots, out=r)
+            TableEncoder(v, out=r) if tables.obs_mode == "dict" else FeatureEncoder(v, slots, out=r)
             for r in rows
         ]  # new encoders rewrite every column at their first write
         self._mask_bytes = [m.view(np.uint8).data for m in self.masks]
@@ -278,7 +337,29 @@ class PureEngine(Engine):
             self._encoders[i].write(state, fresh)
         except ColumnOverflowError:
             return False
+        if self._actions:
+            self._decide(i, fresh)
         return True
+
+    def _decide(self, i: int, fresh: bool = False) -> None:
+        """``obs_mode="actions"``: one decision of game ``i``, by the pure encoder from the
+        game's ``dict`` observation and mask (``fresh``: its episode memory is forgotten
+        first)."""
+        encoder = self._action_encoders[i]
+        if fresh:
+            encoder.reset()
+        table = assemble_observation(
+            self._table_rows[i], int(self.counters[i, DEALS_LEFT]), copy=False
+        )
+        out = encoder.encode(table, self.masks[i])
+        o = self.obs
+        o.actions[i] = out["actions"]
+        o.action_ids[i] = out["action_ids"]
+        o.action_globals[i] = out["globals"]
+
+    def decide_again(self, i: int) -> None:
+        if self._actions:
+            self._decide(i)
 
     def _start(self, rows: np.ndarray, states: Sequence[State]) -> None:
         rows = np.asarray(rows, dtype=np.int64)
@@ -326,12 +407,15 @@ class PureEngine(Engine):
                 elapsed[i] = 0
                 continue
             elapsed[i] += 1
-            if n_legal[i] == 0:  # dealt with no legal action: the game ends here
-                terminated[i] = True
-            elif not self.masks[i, a]:
-                illegal[i] = True
-                rewards[i] = self.illegal_reward
-                terminated[i] = self.terminate_illegal
+            if n_legal[i] == 0 or not self.masks[i, a]:
+                if n_legal[i] == 0:  # dealt with no legal action: the game ends here
+                    terminated[i] = True
+                else:
+                    illegal[i] = True
+                    rewards[i] = self.illegal_reward
+                    terminated[i] = self.terminate_illegal
+                if self._actions:  # the same position, a new decision
+                    self._decide(i)
             else:
                 before = self.state(i)
                 after = apply_legal(before, a)
@@ -362,7 +446,7 @@ class CompiledEngine(Engine):
     """The compiled core: every game's state is an ``int32`` vector (:mod:`spider_env.fast.layout`),
     every operation one compiled call; ``State`` objects are made only when asked for."""
 
-    _DERIVED = (*Engine._DERIVED, "_k", "_tab", "_play_args")
+    _DERIVED = (*Engine._DERIVED, "_k", "_tab", "_play_args", "_scratch", "_one_row")
 
     def __init__(self, variant: Variant, n: int, **settings: Any) -> None:
         super().__init__(variant, n, **settings)
@@ -376,9 +460,23 @@ class CompiledEngine(Engine):
         self._keys = np.zeros(64, dtype=np.int64)
         self._rmode = reward[0]
         self._rw = np.array((self.illegal_reward, *reward[1]), dtype=np.float64)
-        self._obs_kind = 0 if self.obs_mode == "dict" else 1
+        self._obs_kind = {"dict": 0, "actions": 2}.get(self.obs_mode, 1)
         self._flay = compiled_feature_layout(v, self.feature_slots)
         self._cache: dict[int, State] = {}  # the States asked for, until their game changes
+        self._actions = self.obs_mode == "actions"
+        if self._actions:
+            from spider_env.fast import action_features as af  # a compiled module
+
+            if (af.N_ACTION_FEATURES, af.N_GLOBAL_FEATURES) != (
+                N_ACTION_FEATURES,
+                N_GLOBAL_FEATURES,
+            ):
+                raise AssertionError("the compiled per-action features have other sizes")
+            self._w = compiled_scorer(v)
+            # each game's episode memory: vkeys, vcounts, vused, since, progress, decisions
+            self._memory = af.new_memory(self.n, visit_capacity(self.episode_steps))
+            self._all_rows = np.arange(self.n, dtype=np.int64)
+            self._fresh_rows = np.zeros(self.n, dtype=np.int64)
         self._bind()
 
     def _bind(self) -> None:
@@ -386,6 +484,31 @@ class CompiledEngine(Engine):
         self._k = load_kernel()
         self._tab = self.obs.table.reshape(self.n, -1)  # the kernel writes a table as one row
         self._play_args: dict[int, tuple[Any, ...]] = {}
+        if self._actions:
+            from spider_env.fast.action_features import new_scratch  # a compiled module
+
+            self._scratch = new_scratch(self._pr)
+            self._one_row = (np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int64))
+
+    def _decide(self, rows: np.ndarray, fresh: np.ndarray) -> int:
+        """``obs_mode="actions"``: one decision of each game ``rows[r]``, all in one compiled
+        call (``fresh[r] >= 0``: the game starts, its memory is forgotten first); returns -1
+        or the first game whose column the table observation could not hold."""
+        vkeys, vcounts, vused = self._memory[:3]
+        capacity = vcounts.shape[1]
+        if 2 * (int(vused.max()) + 1) > capacity:  # keep every table at most half full
+            bigger = self._k.grow_tables  # (compiled) rehash into tables twice the size
+            from spider_env.fast.action_features import new_memory
+
+            keys2, counts2 = new_memory(self.n, 2 * capacity)[:2]
+            bigger(vkeys, vcounts, keys2, counts2)
+            self._memory = (keys2, counts2, *self._memory[2:])
+        o = self.obs
+        overflow: int = self._k.encode_rows(
+            self._pr, self._w, self._states, self._legal, rows, fresh, o.actions,
+            o.action_ids, o.action_globals, *self._memory, *self._scratch,
+        )  # fmt: skip
+        return overflow
 
     def _observe(self, rows: np.ndarray) -> None:
         self._cache.clear()
@@ -394,6 +517,8 @@ class CompiledEngine(Engine):
             self._pr, self._states, rows, self.masks, self._legal, self._keys, self._obs_kind,
             self._flay, self._tab, o.completed, o.pile_tops, o.features, self.counters,
         )  # fmt: skip
+        if self._actions:
+            overflow = self._decide(rows, self._fresh_rows[: len(rows)])
         self._restarted(rows)
         if overflow >= 0:
             raise ColumnOverflowError.of(self.state(overflow), overflow)
@@ -434,9 +559,19 @@ class CompiledEngine(Engine):
         before, after = self._play_args.get(i) or self._args(i)
         self._cache.pop(i, None)
         reward: float = self._k.step_one(*before, action, *after)
-        if after[-1][DEALS_LEFT] < 0:
+        if after[-1][DEALS_LEFT] < 0 or (self._actions and self.decide_overflows(i)):
             raise ColumnOverflowError.of(self.state(i), i)
         return reward
+
+    def decide_overflows(self, i: int) -> bool:
+        """One decision of game ``i`` (``obs_mode="actions"``); whether a column overflowed."""
+        rows, fresh = self._one_row
+        rows[0] = i
+        return self._decide(rows, fresh) >= 0
+
+    def decide_again(self, i: int) -> None:
+        if self._actions and self.decide_overflows(i):
+            raise ColumnOverflowError.of(self.state(i), i)
 
     def step(self, actions: np.ndarray, resets: np.ndarray, max_steps: int) -> int:
         o = self.obs
@@ -449,6 +584,10 @@ class CompiledEngine(Engine):
         if n_ended >= -self.n:  # ended games, or an action out of range (nothing changed)
             if n_ended >= 0:
                 self._cache.clear()
+                if self._actions:
+                    i = self._decide(self._all_rows, resets)
+                    if i >= 0:
+                        raise ColumnOverflowError.of(self.state(i), i)
             return n_ended
         self._cache.clear()
         i = -1 - self.n - n_ended
@@ -473,11 +612,14 @@ def make_engine(
     reward_fn: RewardFn,
     illegal_reward: float,
     terminate_illegal: bool,
+    action_rows: int = DEFAULT_ACTION_ROWS,
+    episode_steps: int | None = None,
 ) -> Engine:
     """The engine of ``backend`` (``"compiled"`` or ``"pure"``, see :func:`choose_backend`)."""
     return ENGINES[backend](
         variant, n, obs_mode=obs_mode, feature_slots=feature_slots, reward_fn=reward_fn,
         illegal_reward=illegal_reward, terminate_illegal=terminate_illegal,
+        action_rows=action_rows, episode_steps=episode_steps,
     )  # fmt: skip
 
 
@@ -500,6 +642,8 @@ __all__ = [
     "PureEngine",
     "choose_backend",
     "compiled_feature_layout",
+    "compiled_scorer",
     "game_nbytes",
     "make_engine",
+    "visit_capacity",
 ]

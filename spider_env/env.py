@@ -27,6 +27,7 @@ from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, Variant, resolve_variant
 from spider_env.engine import Engine, choose_backend, make_engine
 from spider_env.observation import (
+    DEFAULT_ACTION_ROWS,
     DEFAULT_FEATURE_SLOTS,
     ColumnOverflowError,
     assemble_observation,
@@ -322,6 +323,40 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     by `spider_env.observation` (`feature_width`, `globals_width`, `flat_width`, their
     inverses, `observation_space`).
 
+    `obs_mode="actions"` describes every legal action instead of the table (the RL recipe's
+    input: one network scores each row), a `Dict` of `float32` arrays,
+    `spider_env.observation.action_feature_space(variant, action_rows)`, `K = action_rows`
+    (default 96, at most `n_actions`):
+
+    - `"actions"` `Box(-20, 20, (K, 27))`: one row per legal action, in increasing id order,
+      features named by `spider_env.observation.ACTION_FEATURES` (what the action does, in the
+      same terms for every column: cards moved, a card turned up, columns emptied or filled,
+      suit and rank links made and broken, the run it makes, the greedy heuristic's one-step
+      gain and whether it is the best, how often the position it leads to was met in this
+      episode, what it prepares); a move into an empty column has a row only for the first
+      empty column (the others give the same table up to the order of the columns); when
+      more than `K` actions need a row, the `K` of highest gain keep one (ties: the lower id).
+      Rows past the last are zero.
+    - `"action_ids"` `Box(-1, n_actions - 1, (K,))`: the action id of each row, `-1` past the
+      last (play `action_ids[row]`).
+    - `"globals"` `Box(-20, 20, (11,))`: `spider_env.observation.GLOBAL_FEATURES` (deals left,
+      runs, cards face down, empty columns, rows used, best gain, improving moves, decisions
+      since the last progress, visits of this position, deal legal, decisions made).
+
+    Only what a player sees goes in: the features are computed on the visible table with every
+    hidden card replaced by the unseen cards in sorted order, as
+    `spider_env.observation.TableView.to_state()` fills them. The observation has an episode
+    memory (the positions met, decisions made, decisions since a card turned up, a run or a
+    deal): every observation `reset` and `step` return is one decision (a refused illegal
+    action too), and `reset` forgets the episode. Exactly what
+    `spider_env.observation.actions.ActionFeatureEncoder(variant, action_rows).encode(dict_obs,
+    mask)` returns, called once per decision and reset at each episode start (the
+    `spider_env.wrappers.ActionFeatures` wrapper over the `"dict"` mode gives the same); the
+    pure engine calls that encoder, the compiled core computes the same bits
+    (`spider_env.fast.action_features`). `mask_in_obs=True` adds `"action_mask"` as in the
+    other `Dict` modes. A column longer than `L` (only from a given position) is refused as in
+    the `"dict"` mode: the features read the table a player sees.
+
     ## Starting State
     A deal of the variant: with `reset(seed=s)` (an int >= 0: otherwise a `TypeError` or
     `ValueError`, as for an `options` that is not a dict) deal number `n` drawn from the env's RNG
@@ -395,8 +430,10 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     - `suits=None`: 1, 2 or 4 (default 4) for classic Spider; must agree with `variant`.
     - `reward_mode="score"`, `illegal_action="penalize"`, `illegal_reward=-1.0`: see above.
     - `mask_in_obs=False`: add `"action_mask"` to the observation.
-    - `obs_mode="dict"`: `"dict"`, `"features"` or `"flat"`; `feature_slots=6` face-up card
-      slots per column in the feature encodings.
+    - `obs_mode="dict"`: `"dict"`, `"features"`, `"flat"` or `"actions"`; `feature_slots=6`
+      face-up card slots per column in the feature encodings; `action_rows=None` rows of
+      `"actions"` (default 96; an int in `1..n_actions`, else a `ValueError`; given with
+      another `obs_mode`, a `ValueError`).
     - `undo=False`: add the undo action (legal when the last action revealed nothing).
     - `render_mode=None`: `"ansi"` (`render()` returns the text), `"human"` (prints it) or
       `"rgb_array"` (`render()` returns the table as an `(H, W, 3)` `uint8` image, one size per
@@ -425,6 +462,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     - v0, compiled core (same id, same results): `backend=` argument (default `"auto"`: the
       compiled core where possible); `gymnasium.make_vec(id, num_envs=N)` returns the batched
       `spider_env.SpiderVectorEnv`.
+    - v0, per-action observation (same id): `obs_mode="actions"` with `action_rows=` (the
+      `ActionFeatures` wrapper's observation, as a mode of both envs and both engines).
     """
 
     # Gymnasium declares metadata as a plain class attribute, hence no ClassVar here.
@@ -440,6 +479,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         mask_in_obs: bool = False,
         obs_mode: str = "dict",
         feature_slots: int = DEFAULT_FEATURE_SLOTS,
+        action_rows: int | None = None,
         undo: bool = False,
         render_mode: str | None = None,
         ascii: bool = False,
@@ -484,9 +524,13 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         v = self.variant
         self.n_actions = v.n_actions
         self.action_space = MaskableDiscrete(self.n_actions)
-        # checks obs_mode, feature_slots and mask_in_obs with "flat"
+        # checks obs_mode, feature_slots, mask_in_obs with "flat", action_rows
         self.observation_space: spaces.Space[Any] = observation_space(
-            v, obs_mode, feature_slots, self.mask_in_obs
+            v, obs_mode, feature_slots, self.mask_in_obs, action_rows
+        )
+        #: rows of the per-action features (``obs_mode="actions"``), else None
+        self.action_rows: int | None = (
+            None if obs_mode != "actions" else int(action_rows or DEFAULT_ACTION_ROWS)
         )
 
         if v.name not in VARIANTS:
@@ -507,6 +551,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             self.backend, v, 1, obs_mode=obs_mode, feature_slots=feature_slots,
             reward_fn=self.reward_fn, illegal_reward=penalty,
             terminate_illegal=illegal_action == "terminate",
+            action_rows=self.action_rows or DEFAULT_ACTION_ROWS,
         )  # fmt: skip
         self._bind()
 
@@ -697,6 +742,7 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         self._done = terminated
         self._last = (a, True)
         self._mask = self._mask.copy()  # each step returns its own arrays
+        self._engine.decide_again(0)  # a new observation of the same position ("actions")
         return self.illegal_reward, terminated
 
 

@@ -34,7 +34,11 @@ from spider_env.env import (
     make_info,
     start_games,
 )
-from spider_env.observation import ColumnOverflowError, assemble_observation
+from spider_env.observation import (
+    DEFAULT_ACTION_ROWS,
+    ColumnOverflowError,
+    assemble_observation,
+)
 from spider_env.render import render_text
 from spider_env.render_image import render_image
 from spider_env.wrappers import deal_sequence
@@ -93,8 +97,18 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     to Gymnasium's, and ``envs.action_space.sample(mask=info["action_mask"])`` takes the
     batched ``bool`` mask, one legal action per game); ``observation_space`` is
     ``gymnasium.vector.utils.batch_space`` of the env's observation space (every ``obs_mode``:
-    ``"dict"``, ``"features"``, ``"flat"``, with ``mask_in_obs``), so a ``"tableau"`` batch has
-    shape ``(num_envs, C, L)``.
+    ``"dict"``, ``"features"``, ``"flat"``, ``"actions"``, with ``mask_in_obs``), so a
+    ``"tableau"`` batch has shape ``(num_envs, C, L)`` and an ``"actions"`` batch
+    ``(num_envs, action_rows, 27)``.
+
+    ## Per-action features
+    With ``obs_mode="actions"`` each game's observation is the single env's: one decision of
+    ``ActionFeatureEncoder`` per game and step (a refused action and the step that ends a game
+    dealt without legal actions are decisions too), each game with its own episode memory,
+    forgotten when that game starts (``reset``, a ``reset_mask``, autoreset). On the compiled
+    core the features of all games are computed in one compiled call after the step
+    (:func:`spider_env.fast.action_features.encode_rows`); each game's table of visited
+    positions is sized from ``max_episode_steps`` (and grows when there is none).
 
     ## Masks
     ``envs.action_masks()``: a ``bool`` array of shape ``(num_envs, A)``, row ``i`` True
@@ -225,6 +239,8 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             obs_mode=proto.obs_mode, feature_slots=proto.feature_slots, reward_fn=proto.reward_fn,
             illegal_reward=proto.illegal_reward,
             terminate_illegal=proto.illegal_action == "terminate",
+            action_rows=proto.action_rows or DEFAULT_ACTION_ROWS,
+            episode_steps=self.max_episode_steps,
         )  # fmt: skip
         self._check_fits(game_nbytes(self.backend, self.variant, **settings))
         self.single_action_space = MaskableDiscrete(self.n_actions)

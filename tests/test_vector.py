@@ -151,6 +151,8 @@ def test_every_id_equals_sync_vector_env_of_pure_envs(env_id: str) -> None:
         {"variant": "spiderette-1suit", "reward_mode": "runs", "illegal_reward": -0.5},
         {"suits": 1, "reward_mode": ShapedReward(run=3.0, reveal=0.2, win=1.0, step_cost=0.1)},
         {"suits": 1, "reward_mode": "win", "illegal_action": "terminate", "obs_mode": "features"},
+        {"suits": 2, "obs_mode": "actions", "action_rows": 6},
+        {"variant": "scorpion", "obs_mode": "actions", "mask_in_obs": True},
     ],
     ids=lambda kw: "-".join(str(v) for v in kw.values()),
 )
@@ -175,8 +177,9 @@ def custom_reward(prev: se.State, action: int, state: se.State) -> float:
         {"suits": 2, "undo": True, "obs_mode": "flat"},
         {"suits": 1, "reward_mode": custom_reward, "illegal_action": "terminate"},
         {"suits": 4, "backend": "pure", "mask_in_obs": True},
+        {"suits": 2, "undo": True, "obs_mode": "actions", "action_rows": 7},
     ],
-    ids=["tournament", "undo", "custom-reward", "forced-pure"],
+    ids=["tournament", "undo", "custom-reward", "forced-pure", "undo-actions"],
 )
 def test_pure_vector_env_equals_sync_vector_env(mode: AutoresetMode, kw: dict) -> None:
     envs = SpiderVectorEnv(3, max_episode_steps=20, autoreset_mode=mode, **kw)
@@ -398,6 +401,8 @@ def test_check_vector_env_passes_for_every_id(env_id: str) -> None:
         {"illegal_action": "terminate", "reward_mode": "shaped"},
         {"undo": True},
         {"backend": "pure", "obs_mode": "flat"},
+        {"obs_mode": "actions", "action_rows": 8},
+        {"backend": "pure", "obs_mode": "actions", "mask_in_obs": True},
     ],
     ids=lambda kw: "-".join(str(v) for v in kw.values()),
 )

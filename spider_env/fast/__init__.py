@@ -14,6 +14,9 @@ One module per concern (the compiled ones import numba, the others do not):
   search code (compiled);
 * :mod:`~spider_env.fast.deals`: the deal generator (compiled);
 * :mod:`~spider_env.fast.observe`: the table and feature observations (compiled);
+* :mod:`~spider_env.fast.scorer`: the position scorer of the heuristics (compiled);
+* :mod:`~spider_env.fast.action_features`: the per-action features, ``obs_mode="actions"``
+  (compiled);
 * :mod:`~spider_env.fast.rewards`: the built-in rewards (compiled);
 * :mod:`~spider_env.fast.step`: whole transitions of one game or of ``N`` (compiled);
 * :mod:`~spider_env.fast.game`: the one interface for search code (:class:`FastGame` from
@@ -54,7 +57,8 @@ class SlowPathWarning(UserWarning):
 def load_kernel() -> Any:
     """The compiled functions of :mod:`~spider_env.fast.rules`, :mod:`~spider_env.fast.access`,
     :mod:`~spider_env.fast.deals`, :mod:`~spider_env.fast.observe`,
-    :mod:`~spider_env.fast.rewards` and :mod:`~spider_env.fast.step` as one namespace
+    :mod:`~spider_env.fast.rewards`, :mod:`~spider_env.fast.step`,
+    :mod:`~spider_env.fast.scorer` and :mod:`~spider_env.fast.action_features` as one namespace
     (``k.legal_ids``, ``k.step_batch``...);
     numba compiles them, or loads them from its cache, on first use. ``ImportError`` if numba
     is unavailable."""
@@ -63,12 +67,21 @@ def load_kernel() -> Any:
         if _import_error is not None:
             raise ImportError(_import_error)
         try:
-            from spider_env.fast import access, deals, observe, rewards, rules, step
+            from spider_env.fast import (
+                access,
+                action_features,
+                deals,
+                observe,
+                rewards,
+                rules,
+                scorer,
+                step,
+            )
         except Exception as exc:  # numba missing, or an llvmlite/numba install that fails
             _import_error = f"the compiled core needs numba ({type(exc).__name__}: {exc})"
             raise ImportError(_import_error) from None
         functions: dict[str, Any] = {}
-        for module in (rules, access, deals, observe, rewards, step):
+        for module in (rules, access, deals, observe, rewards, step, scorer, action_features):
             functions.update(
                 (name, obj)
                 for name, obj in vars(module).items()

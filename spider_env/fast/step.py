@@ -9,8 +9,10 @@ mask, observation, reward and step bookkeeping, each from its own module
 The buffers of game ``i``: its state vector, ``masks[i]``, ``legal[i]`` (``legal[i, 0]`` the
 count of legal ids, the ids follow), the observation (``obs_kind`` 0: the table ``tab[i]`` as one
 flat row + ``comp[i]`` + ``tops[i]``; 1: the features row ``feat[i]``, laid out by ``flay``, see
-:func:`~spider_env.fast.observe.feature_layout`) and ``info[i] = [n_legal, deals_left, score,
-moves, completed_runs]``, always those of its current position.
+:func:`~spider_env.fast.observe.feature_layout`; 2: none, the per-action features are
+:func:`spider_env.fast.action_features.encode_rows`, called next by the engine) and
+``info[i] = [n_legal, deals_left, score, moves, completed_runs]``, always those of its current
+position.
 """
 
 from __future__ import annotations
@@ -46,10 +48,13 @@ def _write_obs(
     feat: np.ndarray,
 ) -> int:
     """The observation of the ``dirty`` columns (``obs_kind`` 0: the table, 1: the features
-    row); returns deals left, or -1 when the table cannot hold a column."""
+    row, 2: none here: the per-action features are written by
+    :mod:`~spider_env.fast.action_features`); returns deals left, or -1 when the table cannot
+    hold a column."""
     if obs_kind == 0:
         return write_table(pr, st, dirty, full, tab, comp, tops)
-    write_features(pr, st, dirty, flay, feat)
+    if obs_kind == 1:
+        write_features(pr, st, dirty, flay, feat)
     return deals_left(pr, st)
 
 
@@ -227,7 +232,8 @@ def step_batch(
             if dl < 0 and overflow < 0:
                 overflow = i
         else:
-            write_features(pr, st, dirty, flay, feat[i])
+            if obs_kind == 1:
+                write_features(pr, st, dirty, flay, feat[i])
             dl = deals_left(pr, st)
         info[i, 0] = n
         info[i, 1] = dl

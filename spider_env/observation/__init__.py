@@ -10,7 +10,9 @@ The observation contract (what each array means) is the "Observation Space" sect
 * :mod:`~spider_env.observation.encoders`: :class:`TableEncoder` (``obs_mode="dict"``) and
   :class:`FeatureEncoder` (``"features"`` / ``"flat"``), the pure encoders: the specification
   the compiled core's observations are held to;
-* :mod:`~spider_env.observation.actions`: the per-action features of the RL recipe;
+* :mod:`~spider_env.observation.actions`: the per-action features (``obs_mode="actions"``),
+  :class:`~spider_env.observation.actions.ActionFeatureEncoder`, the specification of the
+  compiled core's mirror;
 * :mod:`~spider_env.observation.view`: :class:`TableView`, a ``dict`` observation read back
   into what a player knows (the players' and the per-action features' input).
 """
@@ -18,13 +20,18 @@ The observation contract (what each array means) is the "Observation Space" sect
 from spider_env.observation.assemble import ObservationBuffers, assemble_observation
 from spider_env.observation.encoders import ColumnOverflowError, FeatureEncoder, TableEncoder
 from spider_env.observation.spaces import (
+    ACTION_FEATURES,
     CARD_OFFSET,
+    DEFAULT_ACTION_ROWS,
     DEFAULT_FEATURE_SLOTS,
     FACE_DOWN,
+    GLOBAL_FEATURES,
     MAX_FEATURE_SLOTS,
     NO_CARD,
     OBS_MODES,
+    action_feature_space,
     card_slot_width,
+    check_action_rows,
     feature_width,
     flat_width,
     globals_width,
@@ -35,9 +42,12 @@ from spider_env.observation.spaces import (
 from spider_env.observation.view import TableView
 
 __all__ = [
+    "ACTION_FEATURES",
     "CARD_OFFSET",
+    "DEFAULT_ACTION_ROWS",
     "DEFAULT_FEATURE_SLOTS",
     "FACE_DOWN",
+    "GLOBAL_FEATURES",
     "MAX_FEATURE_SLOTS",
     "NO_CARD",
     "OBS_MODES",
@@ -46,8 +56,10 @@ __all__ = [
     "ObservationBuffers",
     "TableEncoder",
     "TableView",
+    "action_feature_space",
     "assemble_observation",
     "card_slot_width",
+    "check_action_rows",
     "feature_width",
     "flat_width",
     "globals_width",

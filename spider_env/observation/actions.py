@@ -1,5 +1,9 @@
-"""Per-action features: the observation of the RL recipe (``"actions"``; as an env wrapper:
-:class:`spider_env.wrappers.ActionFeatures`).
+"""Per-action features: the observation ``obs_mode="actions"`` of ``SpiderEnv`` and
+``SpiderVectorEnv`` (the RL recipe's; also the wrapper :class:`spider_env.wrappers.ActionFeatures`).
+
+:class:`ActionFeatureEncoder` is the specification: the pure engine's envs call it once per
+decision; the compiled core's mirror (:mod:`spider_env.fast.action_features`) is held to it bit
+for bit (``tests/test_action_features_compiled.py``).
 
 A flat policy over Spider's action ids has to learn separately that "3 cards from column 2 to column
 7" and "from column 4 to column 1" are the same kind of move. Here every *legal* action is described
@@ -45,7 +49,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 
 from spider_env.core.actions import move_parts
 from spider_env.core.cards import KING, N_RANKS
@@ -53,67 +56,16 @@ from spider_env.core.rules import apply_legal, legal_actions
 from spider_env.core.state import State
 from spider_env.core.variants import Variant, get_variant
 from spider_env.heuristics import PositionScorer, pointless
+from spider_env.observation.spaces import (
+    ACTION_FEATURES,
+    DEFAULT_ACTION_ROWS,
+    GLOBAL_FEATURES,
+    N_ACTION_FEATURES,
+    N_GLOBAL_FEATURES,
+    action_feature_space,
+    check_action_rows,
+)
 from spider_env.observation.view import TableView
-
-ACTION_FEATURES = (
-    "is_move",
-    "is_deal",
-    "is_discard",
-    "is_undo",
-    "cards_moved",  # / 13
-    "turns_up_card",
-    "empties_column",
-    "into_empty",
-    "joins_suit",
-    "joins_rank_only",
-    "breaks_suited_link",
-    "leaves_offsuit_link",
-    "target_run_after",  # suited run at the target after the move / 13
-    "completes_run",
-    "source_face_down",  # / 6
-    "target_face_down",  # / 6
-    "gain",  # greedy one-step gain / 100, clipped to [-20, 20]
-    "best_gain",
-    "seen_before",  # visits of the position it leads to / 3, at most 1 (0 if it turns up a card)
-    "pointless",
-    "rank_moved",  # / 12
-    "fills_empty",
-    "source_face_up_after",  # / 13
-    "turns_up_last_card",
-    "prepares_turn_up",  # after it, the rest of the source could move away and turn up a card
-    "makes_suited_target",  # the card it uncovers can take a suited run from another column
-    "target_takes_more",  # the moved cards' bottom card can then take a run from elsewhere
-)
-GLOBAL_FEATURES = (
-    "deals_left",  # / piles
-    "runs_completed",  # / runs in the deck
-    "face_down",  # / 44
-    "empty_columns",  # / columns
-    "legal_actions",  # / 50
-    "best_gain",  # / 100, clipped to [-20, 20]
-    "improving_moves",  # / 10
-    "since_progress",  # decisions since a card turned up, a run or a deal / 50, at most 2
-    "visits_here",  # / 5, at most 1
-    "deal_legal",
-    "decisions",  # / 1000
-)
-N_ACTION_FEATURES = len(ACTION_FEATURES)
-N_GLOBAL_FEATURES = len(GLOBAL_FEATURES)
-DEFAULT_ACTION_ROWS = 96
-
-
-def action_feature_space(
-    variant: Variant | str, action_rows: int = DEFAULT_ACTION_ROWS
-) -> spaces.Dict:
-    """The observation space of ``obs_mode="actions"``."""
-    v = get_variant(variant)
-    return spaces.Dict(
-        {
-            "actions": spaces.Box(-20.0, 20.0, (action_rows, N_ACTION_FEATURES), np.float32),
-            "action_ids": spaces.Box(-1.0, float(v.n_actions - 1), (action_rows,), np.float32),
-            "globals": spaces.Box(-20.0, 20.0, (N_GLOBAL_FEATURES,), np.float32),
-        }
-    )
 
 
 class ActionFeatureEncoder:
@@ -121,10 +73,8 @@ class ActionFeatureEncoder:
     positions of the episode (call :meth:`reset` at the start of each)."""
 
     def __init__(self, variant: Variant | str, action_rows: int = DEFAULT_ACTION_ROWS) -> None:
-        if isinstance(action_rows, bool) or not isinstance(action_rows, int) or action_rows < 1:
-            raise ValueError(f"action_rows must be an int >= 1, got {action_rows!r}")
+        self.action_rows = check_action_rows(action_rows)
         self.variant = get_variant(variant)
-        self.action_rows = action_rows
         self.space = action_feature_space(self.variant, action_rows)
         self._scorer = PositionScorer(self.variant)
         self.overflows = 0
@@ -286,6 +236,8 @@ __all__ = [
     "ACTION_FEATURES",
     "DEFAULT_ACTION_ROWS",
     "GLOBAL_FEATURES",
+    "N_ACTION_FEATURES",
+    "N_GLOBAL_FEATURES",
     "ActionFeatureEncoder",
     "action_feature_space",
 ]

@@ -17,7 +17,10 @@ import numpy as np
 from spider_env.core.cards import N_SUITS
 from spider_env.core.variants import Variant
 from spider_env.observation.spaces import (
+    DEFAULT_ACTION_ROWS,
     DEFAULT_FEATURE_SLOTS,
+    N_ACTION_FEATURES,
+    N_GLOBAL_FEATURES,
     OBS_MODES,
     feature_width,
     flat_width,
@@ -33,7 +36,9 @@ class ObservationBuffers:
       counts it, an encoder reads it off the state);
     * ``"features"`` / ``"flat"``: :attr:`features` ``(..., C * F + G)`` ``float32``, the flat
       observation: ``"columns"`` row by row, then ``"globals"``; :attr:`columns`
-      ``(..., C, F)`` and :attr:`globals` ``(..., G)`` are views of it.
+      ``(..., C, F)`` and :attr:`globals` ``(..., G)`` are views of it;
+    * ``"actions"``: :attr:`actions` ``(..., K, 27)``, :attr:`action_ids` ``(..., K)`` and
+      :attr:`action_globals` ``(..., 11)``, ``float32``, with ``K = action_rows``.
 
     The arrays of the other modes are empty. :meth:`row` gives one game's buffers as views.
     """
@@ -44,25 +49,31 @@ class ObservationBuffers:
         obs_mode: str = "dict",
         feature_slots: int = DEFAULT_FEATURE_SLOTS,
         n: int | None = None,
+        action_rows: int = DEFAULT_ACTION_ROWS,
     ) -> None:
         if obs_mode not in OBS_MODES:
             raise ValueError(f"obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
         self.variant = variant
         self.obs_mode = obs_mode
         self.feature_slots = feature_slots
+        self.action_rows = action_rows
         lead = () if n is None else (int(n),)
         table = obs_mode == "dict"
         C, L, P = variant.n_columns, variant.max_column_length, len(variant.stock)
         self.table = np.zeros((*lead, C if table else 0, L if table else 0), dtype=np.int8)
         self.completed = np.zeros((*lead, N_SUITS if table else 0), dtype=np.int8)
         self.pile_tops = np.zeros((*lead, P if table else 0), dtype=np.int8)
-        width = 0 if table else flat_width(variant, feature_slots)
+        width = flat_width(variant, feature_slots) if obs_mode in ("features", "flat") else 0
         self.features = np.zeros((*lead, width), dtype=np.float32)
+        K = action_rows if obs_mode == "actions" else 0
+        self.actions = np.zeros((*lead, K, N_ACTION_FEATURES), dtype=np.float32)
+        self.action_ids = np.full((*lead, K), -1.0, dtype=np.float32)
+        self.action_globals = np.zeros((*lead, N_GLOBAL_FEATURES if K else 0), dtype=np.float32)
         self._views()
 
     def _views(self) -> None:
         v = self.variant
-        F = 0 if self.obs_mode == "dict" else feature_width(v, self.feature_slots)
+        F = feature_width(v, self.feature_slots) if self.features.shape[-1] else 0
         CF = v.n_columns * F
         lead = self.features.shape[:-1]
         self.columns = self.features[..., :CF].reshape((*lead, v.n_columns, F))
@@ -72,9 +83,11 @@ class ObservationBuffers:
         """Game ``i``'s buffers: views into these (writing them writes these)."""
         out = object.__new__(ObservationBuffers)
         out.variant, out.obs_mode = self.variant, self.obs_mode
-        out.feature_slots = self.feature_slots
+        out.feature_slots, out.action_rows = self.feature_slots, self.action_rows
         out.table, out.completed = self.table[i], self.completed[i]
         out.pile_tops, out.features = self.pile_tops[i], self.features[i]
+        out.actions, out.action_ids = self.actions[i], self.action_ids[i]
+        out.action_globals = self.action_globals[i]
         out._views()
         return out
 
@@ -98,7 +111,8 @@ def assemble_observation(
 
     ``"dict"``: ``{"tableau", "deals_left", "completed"[, "pile_tops"]}``, with ``deals_left``
     (an int, or an array over the games; required in this mode); ``"features"``:
-    ``{"columns", "globals"}``; ``"flat"``: the features array. ``action_mask`` (bool, of one
+    ``{"columns", "globals"}``; ``"flat"``: the features array; ``"actions"``:
+    ``{"actions", "action_ids", "globals"}``. ``action_mask`` (bool, of one
     game or of the batch) adds ``"action_mask"`` as ``int8`` to a ``Dict`` mode (``"flat"``
     has no room for it: ``ValueError``). ``copy=False`` returns the buffers themselves (views
     in ``"features"``), overwritten by the next write; ``"deals_left"`` and the mask are
@@ -120,6 +134,12 @@ def assemble_observation(
         }
         if buffers.variant.pile_top_visible:
             obs["pile_tops"] = buffers.pile_tops.copy() if copy else buffers.pile_tops
+    elif mode == "actions":
+        obs = {
+            "actions": buffers.actions.copy() if copy else buffers.actions,
+            "action_ids": buffers.action_ids.copy() if copy else buffers.action_ids,
+            "globals": buffers.action_globals.copy() if copy else buffers.action_globals,
+        }
     elif mode == "features":
         obs = {
             "columns": buffers.columns.copy() if copy else buffers.columns,
