@@ -23,7 +23,7 @@ GYMNASIUM_TESTS := tests/test_env.py tests/test_vector.py tests/test_env_vector.
 	tests/test_action_space.py tests/test_backends.py tests/test_variants_env.py \
 	tests/test_action_features.py tests/test_sb3_vec.py
 
-.PHONY: install test test-gymnasium-oldest lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder solver-table rl-recipe rl-table
+.PHONY: install test test-gymnasium-oldest lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder solver-table rl-recipe rl-table rl-1suit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -91,6 +91,15 @@ ladder: $(STAMP)
 # fine-tuning, curves; about 1.5 hours on 2 cores. Then the table on the test deals 0..999.
 rl-recipe: $(STAMP)
 	$(PY) examples/rl_recipe.py --suits 1 --dir runs/rl_1suit
+
+# The batched masked PPO (README, "Training at the speed of the env"): train from scratch, then
+# play the test deals 0..999 beside greedy and lookahead (paired McNemar in the JSON).
+RL_1SUIT_STEPS ?= 6000000
+rl-1suit: $(STAMP)
+	$(PY) examples/batched_ppo.py --suits 1 --timesteps $(RL_1SUIT_STEPS) --eval-every 1000000 \
+	  --out runs/ppo_1suit
+	$(VENV)/bin/spider-env evaluate --agent runs/ppo_1suit/model.zip --agent greedy \
+	  --agent lookahead --suits 1 --deals 0:1000 --jobs 2 --json runs/ppo_1suit/test.json
 
 rl-table: $(STAMP)
 	$(VENV)/bin/spider-env evaluate --agent random --agent greedy --agent lookahead \

@@ -1,0 +1,553 @@
+"""Batched masked PPO over :class:`~spider_env.vector.SpiderVectorEnv`, in one file.
+
+The algorithm is CleanRL's PPO (clipped surrogate, GAE, value clipping, advantage
+normalisation, a linearly annealed learning rate) written for Spider's action sets:
+
+* the env is ``SpiderVectorEnv(obs_mode="actions")``: ``num_envs`` games stepped in one compiled
+  call, whose observation describes every legal action by one row of features (computed in the
+  compiled core too); the trainer reads the env's own buffers (``copy=False``), nothing is
+  encoded in Python;
+* the policy is :class:`~.policy.ActionSetPolicy`, the network MaskablePPO trains in the RL
+  recipe: one shared scorer over the rows and a pooled value. The distribution is a categorical
+  over the **rows**, masked to the rows that stand for legal actions (id ``>= 0``); its
+  entropy is the masked entropy. Each row stands for one action id, so this is exactly the
+  policy's distribution over Spider's action ids that ``spider-env evaluate`` plays;
+* the masks (which rows are legal actions, the ``action_ids`` rows) are stored with the
+  rollout, so the update scores exactly the choices the rollout had;
+* games that end by the step limit are bootstrapped with the value of their last observation
+  (``autoreset_mode="same-step"``: the env gives it in ``info["final_obs"]``);
+* the network sees only the rows that stand for an action (``slot_scores(packed=True)``), so a
+  decision costs what its legal actions cost, not ``action_rows``.
+
+Every ``eval_every`` steps the policy (most likely action) plays the validation deals, all at
+once in a second vector env (:func:`play_deals`), which is a row of ``eval.csv`` and a
+checkpoint in the model format ``spider-env evaluate --agent MODEL`` plays (a MaskablePPO zip
+with its sidecar): the checkpoint that won the most validation deals (ties: the later) is
+saved as ``model.zip``. ``bc`` starts from a cloned model (``rl_bc.py``'s), the first stage of
+the recipe. :class:`BatchedPPOSettings` is every setting, one line of documentation each.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+from spider_env.agents.model_format import ACTIONS_MODE
+
+from spider_env.core.variants import Variant, resolve_variant
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
+from spider_env.observation.actions import DEFAULT_ACTION_ROWS
+from spider_env.rewards import REWARD_MODES
+
+from .envs import TRAIN_DEALS, validation_deals
+from .settings import (
+    InputFile,
+    Name,
+    OutputDir,
+    SettingsError,
+    at_least,
+    check,
+    check_fields,
+    check_paths,
+    setting_up,
+)
+
+DEVICES = ("cpu", "cuda")
+#: The logit of a row that stands for no legal action (its probability is exactly 0).
+MASKED_LOGIT = -1e8
+
+
+@dataclass(frozen=True)
+class BatchedPPOSettings:
+    """Every setting of a run of :func:`train` (flags of ``examples/batched_ppo.py``)."""
+
+    suits: int = field(default=1, metadata={"choices": (1, 2, 4)})
+    """classic Spider with this many suits (unless --variant)"""
+    variant: Annotated[str, Name] | None = None
+    """any registered variant instead of classic Spider"""
+    num_envs: int = 256
+    """games stepped together (one compiled call)"""
+    n_steps: int = 32
+    """steps per game between updates (a rollout is num_envs * n_steps decisions)"""
+    timesteps: int = 2_000_000
+    """env steps in all (decisions of all games)"""
+    learning_rate: float = 3e-4
+    """Adam's learning rate at the start"""
+    constant_lr: bool = False
+    """keep the learning rate (default: lowered linearly to 0 over the run)"""
+    gamma: float = 0.995
+    """discount factor"""
+    gae_lambda: float = 0.95
+    """GAE's lambda"""
+    update_epochs: int = 2
+    """passes over each rollout"""
+    minibatches: int = 4
+    """minibatches per pass"""
+    clip_coef: float = 0.2
+    """PPO's clip range of the probability ratio (and of the value change)"""
+    ent_coef: float = 0.01
+    """weight of the (masked) entropy bonus"""
+    vf_coef: float = 0.5
+    """weight of the value loss"""
+    max_grad_norm: float = 0.5
+    """gradient norm clip"""
+    target_kl: float = 0.0
+    """stop an update's passes once the approximate KL exceeds this (0: never)"""
+    hidden: int = 64
+    """width of the shared action network and of the value layer"""
+    action_rows: int = DEFAULT_ACTION_ROWS
+    """rows of per-action features (actions beyond them: the highest one-step gains)"""
+    reward_mode: str = field(default="runs", metadata={"choices": tuple(sorted(REWARD_MODES))})
+    """the env's reward_mode (runs: +1 per completed run, +10 on the win)"""
+    max_episode_steps: int = DEFAULT_MAX_EPISODE_STEPS
+    """step limit per game"""
+    bc: Annotated[str, InputFile] | None = None
+    """start from this cloned model (rl_bc.py's) instead of a fresh network"""
+    eval_every: int = 250_000
+    """env steps between evaluations on the validation deals"""
+    eval_deals: int = 200
+    """validation deals per evaluation (1000, 1001, ...)"""
+    eval_envs: int = 200
+    """games of the evaluation played at once"""
+    seed: int = 0
+    """seed of the network, the sampling and the training deals"""
+    device: str = field(default="cpu", metadata={"choices": DEVICES})
+    """where the network runs"""
+    torch_threads: int = 2
+    """torch's CPU threads"""
+    out: Annotated[str, OutputDir] = "runs/ppo"
+    """output folder: eval.csv, checkpoints/, model.zip + model.json, summary.json"""
+    no_progress: bool = False
+    """print nothing while training"""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        at_least(self, 1, "num_envs", "n_steps", "timesteps", "update_epochs", "minibatches")
+        at_least(self, 1, "hidden", "action_rows", "max_episode_steps", "eval_every")
+        at_least(self, 1, "eval_deals", "eval_envs", "torch_threads")
+        at_least(self, 0, "ent_coef", "vf_coef", "target_kl")
+        check(self.learning_rate > 0, "learning_rate", f"must be > 0, got {self.learning_rate}")
+        check(0 < self.gamma <= 1, "gamma", f"must be in (0, 1], got {self.gamma}")
+        check(0 <= self.gae_lambda <= 1, "gae_lambda", f"must be in [0, 1], got {self.gae_lambda}")
+        check(self.clip_coef > 0, "clip_coef", f"must be > 0, got {self.clip_coef}")
+        check(self.max_grad_norm > 0, "max_grad_norm", f"must be > 0, got {self.max_grad_norm}")
+        check(
+            self.minibatches <= self.num_envs * self.n_steps,
+            "minibatches",
+            f"must be at most num_envs * n_steps ({self.num_envs * self.n_steps}), "
+            f"got {self.minibatches}",
+        )
+        with setting_up("variant"):
+            self.game()
+
+    def game(self) -> Variant:
+        """The variant played."""
+        return resolve_variant(self.variant, None if self.variant else self.suits)
+
+    @property
+    def batch(self) -> int:
+        """Decisions per rollout."""
+        return self.num_envs * self.n_steps
+
+
+# --- the environment ----------------------------------------------------------------------------
+def make_envs(
+    variant: Variant, s: BatchedPPOSettings, num_envs: int, deals: Any = None, **kwargs: Any
+) -> Any:
+    """A ``SpiderVectorEnv`` of ``num_envs`` games with the per-action observation, whose
+    observations are views of its buffers (``copy=False``)."""
+    from spider_env.vector import SpiderVectorEnv
+
+    return SpiderVectorEnv(
+        num_envs,
+        variant=variant,
+        obs_mode=ACTIONS_MODE,
+        action_rows=s.action_rows,
+        reward_mode=s.reward_mode,
+        max_episode_steps=s.max_episode_steps,
+        deal_numbers=deals,
+        copy=False,
+        **kwargs,
+    )
+
+
+# --- the policy ---------------------------------------------------------------------------------
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def rows_used(ids: np.ndarray) -> int:
+    """The most rows any position of ``ids`` (``(..., K)``, ``-1`` past the legal actions)
+    uses: the rows with an id come first, so ``[..., :rows_used]`` keeps every one."""
+    return max(1, int((ids >= 0).sum(axis=-1).max()))
+
+
+class RowPolicy:
+    """The distribution over the rows of an ``ActionSetPolicy`` (a wrapper, no weights of
+    its own): ``forward`` gives masked logits and values of a batch of observations."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.extractor = policy.features_extractor
+
+    def forward(self, feats: Any, ids: Any, glob: Any) -> tuple[Any, Any, Any]:
+        """``(logits (B, K), valid (B, K), value (B,))`` (``logits`` masked: rows without a
+        legal action get :data:`MASKED_LOGIT`)."""
+        obs = {"actions": feats, "action_ids": ids, "globals": glob}
+        scores, valid, latent = self.extractor.slot_scores(obs, packed=True)
+        logits = scores.masked_fill(~valid, MASKED_LOGIT)
+        return logits, valid, self.policy.value_net(latent).squeeze(-1)
+
+
+def masked_log_probs(logits: Any, valid: Any) -> tuple[Any, Any]:
+    """``(log-probabilities (B, K), masked entropy (B,))`` of the rows' categorical: the
+    entropy sums over the legal rows only (a masked row's ``p log p`` is exactly 0 but its
+    log-probability is not finite enough to multiply)."""
+    torch = _torch()
+    logp = torch.log_softmax(logits, dim=-1)
+    plogp = torch.where(valid, logp.exp() * logp, torch.zeros_like(logp))
+    return logp, -plogp.sum(dim=-1)
+
+
+# --- evaluation ---------------------------------------------------------------------------------
+def play_deals(
+    policy: Any, variant: Variant, s: BatchedPPOSettings, deals: range, device: Any = "cpu"
+) -> list[dict[str, Any]]:
+    """The policy's most likely legal action (as the saved model plays) on every deal of
+    ``deals`` once, ``s.eval_envs`` games at a time: one record per deal (deal, won, runs,
+    steps), in deal order."""
+    from gymnasium.vector import AutoresetMode
+
+    torch = _torch()
+    rp = RowPolicy(policy)
+    n = min(s.eval_envs, len(deals))
+    envs = make_envs(variant, s, n, autoreset_mode=AutoresetMode.DISABLED)
+    queue = list(deals)
+    playing = queue[:n]
+    queue = queue[n:]
+    obs, info = envs.reset(options={"deal": playing})
+    steps = np.zeros(n, dtype=np.int64)
+    active = np.ones(n, dtype=bool)
+    records: list[dict[str, Any]] = []
+    with torch.no_grad():
+        while active.any():
+            k = rows_used(obs["action_ids"])
+            feats = torch.as_tensor(obs["actions"][:, :k], device=device)
+            ids = torch.as_tensor(obs["action_ids"][:, :k], device=device)
+            glob = torch.as_tensor(obs["globals"], device=device)
+            logits, _, _ = rp.forward(feats, ids, glob)
+            row = logits.argmax(dim=-1).cpu().numpy()
+            actions = np.maximum(obs["action_ids"][np.arange(n), row], 0).astype(np.int64)
+            obs, _, terminated, truncated, info = envs.step(np.where(active, actions, 0))
+            steps += active
+            done = np.flatnonzero(active & (terminated | truncated))
+            if not len(done):
+                continue
+            for i in done.tolist():
+                records.append(
+                    {"deal": playing[i], "won": bool(info["is_success"][i]),
+                     "runs": int(info["completed_runs"][i]), "steps": int(steps[i])}
+                )  # fmt: skip
+            restart = np.zeros(n, dtype=bool)
+            restart[done] = True  # (an ended game cannot be stepped: an idle one replays)
+            for i in done.tolist():
+                if queue:
+                    playing[i] = queue.pop(0)
+                    steps[i] = 0
+                else:
+                    active[i] = False
+            if active.any():
+                obs, info = envs.reset(options={"reset_mask": restart, "deal": list(playing)})
+    envs.close()
+    records.sort(key=lambda r: r["deal"])
+    return records
+
+
+# --- training -----------------------------------------------------------------------------------
+def _new_model(variant: Variant, s: BatchedPPOSettings) -> Any:
+    """The MaskablePPO whose policy is trained (and which saves it): the cloned model of
+    ``s.bc``, else a fresh :class:`~.policy.ActionSetPolicy` of width ``s.hidden``."""
+    from .recipe import FinetuneSettings, new_model
+
+    if s.bc is not None:
+        from .recipe import _cloned_model
+
+        side, bc_variant, bc = _cloned_model(s.bc)
+        check(bc_variant == variant, "bc", f"{s.bc} plays {bc_variant.name}, not {variant.name}")
+        check(side.env.action_rows == s.action_rows, "bc",
+              f"{s.bc} has {side.env.action_rows} action rows, not {s.action_rows}")  # fmt: skip
+        model = new_model(variant, FinetuneSettings(n_envs=1, seed=s.seed),
+                          hidden=int(bc.policy.hidden), action_rows=s.action_rows)  # fmt: skip
+        model.policy.load_state_dict(bc.policy.state_dict())
+        return model
+    return new_model(variant, FinetuneSettings(n_envs=1, seed=s.seed), hidden=s.hidden,
+                     action_rows=s.action_rows)  # fmt: skip
+
+
+def _sidecar(variant: Variant, s: BatchedPPOSettings, training: dict[str, Any]) -> Any:
+    from .recipe import recipe_sidecar
+
+    side = recipe_sidecar(variant, True, s.action_rows, training=training)
+    return side.replace(reward_mode=s.reward_mode, max_episode_steps=s.max_episode_steps)
+
+
+class Timer:
+    """CPU and wall seconds spent in named parts of the run."""
+
+    def __init__(self) -> None:
+        self.cpu: dict[str, float] = {}
+        self.wall: dict[str, float] = {}
+
+    def add(self, name: str, cpu0: float, wall0: float) -> None:
+        self.cpu[name] = self.cpu.get(name, 0.0) + time.process_time() - cpu0
+        self.wall[name] = self.wall.get(name, 0.0) + time.perf_counter() - wall0
+
+
+def train(s: BatchedPPOSettings) -> dict[str, Any]:
+    """Train as ``s`` says; returns the summary (also ``summary.json``). A setting that cannot
+    be used (the paths, the cloned model, the device) is a :class:`SettingsError` before
+    anything is trained or written."""
+    check_paths(s)
+    torch = _torch()
+    from gymnasium.vector import AutoresetMode
+
+    from .models import save_model
+
+    if s.device == "cuda" and not torch.cuda.is_available():
+        raise SettingsError("device", "cuda is not available here (torch.cuda.is_available())")
+    variant = s.game()
+    torch.set_num_threads(s.torch_threads)
+    torch.manual_seed(s.seed)
+    with setting_up("bc" if s.bc else None):
+        model = _new_model(variant, s)
+    device = torch.device(s.device)
+    policy = model.policy.to(device)
+    rp = RowPolicy(policy)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=s.learning_rate, eps=1e-5)
+    out = Path(s.out)
+    with setting_up("out"):
+        (out / "checkpoints").mkdir(parents=True, exist_ok=True)
+    say = (lambda *a: None) if s.no_progress else print
+
+    N, T, K = s.num_envs, s.n_steps, s.action_rows
+    envs = make_envs(variant, s, N, TRAIN_DEALS, autoreset_mode=AutoresetMode.SAME_STEP)
+    F = envs.single_observation_space["actions"].shape[-1]
+    G = envs.single_observation_space["globals"].shape[-1]
+    # the rollout, on the device
+    feats = torch.zeros((T, N, K, F), device=device)
+    ids = torch.zeros((T, N, K), device=device)
+    glob = torch.zeros((T, N, G), device=device)
+    rows = torch.zeros((T, N), dtype=torch.long, device=device)
+    logprobs = torch.zeros((T, N), device=device)
+    values = torch.zeros((T, N), device=device)
+    rewards = torch.zeros((T, N), device=device)
+    dones = torch.zeros((T, N), device=device)
+    kmax = np.zeros(T, dtype=np.int64)
+
+    obs, info = envs.reset(seed=s.seed)
+    next_done = torch.zeros(N, device=device)
+    updates = max(1, -(-s.timesteps // s.batch))
+    deals = validation_deals(s.eval_deals)
+    curve: list[dict[str, Any]] = []
+    best: tuple[int, int] = (-1, -1)  # (wins, step) of the saved model
+    timer = Timer()
+    illegal = 0
+    episodes = {"games": 0, "won": 0, "runs": 0}
+    global_step = 0
+    t_start = time.perf_counter()
+    cpu_start = time.process_time()
+
+    def evaluate(step: int) -> None:
+        nonlocal best
+        c0, w0 = time.process_time(), time.perf_counter()
+        policy.eval()
+        recs = play_deals(policy, variant, s, deals, device)
+        wins = sum(r["won"] for r in recs)
+        row = {"timesteps": step, "win_rate": wins / len(recs),
+               "mean_completed_runs": sum(r["runs"] for r in recs) / len(recs),
+               "wall_s": round(time.perf_counter() - t_start, 1)}  # fmt: skip
+        curve.append(row)
+        with open(out / "eval.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(row))
+            w.writeheader()
+            w.writerows(curve)
+        training = {"trainer": "spider_env.agents.rl.ppo", "timesteps": step,
+                    "validation_deals": f"{deals.start}:{deals.stop}",
+                    "validation_win_rate": row["win_rate"], "settings": asdict(s)}  # fmt: skip
+        side = _sidecar(variant, s, training)
+        policy.to("cpu")
+        save_model(model, out / "checkpoints" / f"model_{step}.zip", side)
+        if wins >= best[0]:
+            best = (wins, step)
+            save_model(model, out / "model.zip", side)
+        policy.to(device)
+        timer.add("evaluation", c0, w0)
+        say(f"step {step:>10,}  validation win rate {row['win_rate']:.3f}  "
+            f"runs {row['mean_completed_runs']:.2f}")  # fmt: skip
+
+    def value_of(o: dict[str, np.ndarray]) -> Any:
+        """The values of a batch of observations."""
+        k = rows_used(o["action_ids"])
+        with torch.no_grad():
+            return rp.forward(
+                torch.as_tensor(o["actions"][:, :k], device=device),
+                torch.as_tensor(o["action_ids"][:, :k], device=device),
+                torch.as_tensor(o["globals"], device=device),
+            )[2]
+
+    next_eval = 0
+    for update in range(updates):
+        if global_step >= next_eval:
+            evaluate(global_step)
+            next_eval += s.eval_every
+        if not s.constant_lr:
+            optimizer.param_groups[0]["lr"] = s.learning_rate * (1.0 - update / updates)
+        policy.eval()
+        # --- rollout
+        for t in range(T):
+            c0, w0 = time.process_time(), time.perf_counter()
+            feats[t].copy_(torch.from_numpy(obs["actions"]))
+            ids[t].copy_(torch.from_numpy(obs["action_ids"]))
+            glob[t].copy_(torch.from_numpy(obs["globals"]))
+            dones[t] = next_done
+            k = kmax[t] = rows_used(obs["action_ids"])
+            with torch.no_grad():
+                logits, _, value = rp.forward(feats[t, :, :k], ids[t, :, :k], glob[t])
+                row = torch.distributions.Categorical(logits=logits).sample()
+                logprobs[t] = torch.log_softmax(logits, -1).gather(1, row[:, None])[:, 0]
+            values[t] = value
+            rows[t] = row
+            r = row.cpu().numpy()
+            actions = obs["action_ids"][np.arange(N), r].astype(np.int64)
+            actions = np.maximum(actions, 0)  # a game dealt with no legal action ends anyway
+            timer.add("policy (rollout)", c0, w0)
+            c0, w0 = time.process_time(), time.perf_counter()
+            obs, reward, terminated, truncated, info = envs.step(actions)
+            illegal += int(info["illegal_action"].sum())
+            timer.add("env step", c0, w0)
+            c0, w0 = time.process_time(), time.perf_counter()
+            rew = torch.as_tensor(reward, dtype=torch.float32, device=device)
+            ended = terminated | truncated
+            cut = np.flatnonzero(truncated & ~terminated)
+            if len(cut):  # bootstrap a game stopped by the step limit with its last value
+                last = [info["final_obs"][i] for i in cut.tolist()]
+                stacked = {key: np.stack([o[key] for o in last]) for key in last[0]}
+                rew[torch.as_tensor(cut, device=device)] += s.gamma * value_of(stacked)
+            rewards[t] = rew
+            next_done = torch.as_tensor(ended, dtype=torch.float32, device=device)
+            if ended.any():
+                fin = info["final_info"]
+                for i in np.flatnonzero(ended).tolist():
+                    episodes["games"] += 1
+                    episodes["won"] += bool(fin["is_success"][i])
+                    episodes["runs"] += int(fin["completed_runs"][i])
+            timer.add("bookkeeping", c0, w0)
+        global_step += N * T
+        # --- advantages
+        c0, w0 = time.process_time(), time.perf_counter()
+        with torch.no_grad():
+            next_value = value_of(obs)
+            advantages = torch.zeros_like(rewards)
+            gae = torch.zeros(N, device=device)
+            for t in reversed(range(T)):
+                nonterminal = 1.0 - (next_done if t == T - 1 else dones[t + 1])
+                nv = next_value if t == T - 1 else values[t + 1]
+                delta = rewards[t] + s.gamma * nv * nonterminal - values[t]
+                gae = delta + s.gamma * s.gae_lambda * nonterminal * gae
+                advantages[t] = gae
+            returns = advantages + values
+        # --- update
+        policy.train()
+        b_feats, b_ids, b_glob = feats.reshape(-1, K, F), ids.reshape(-1, K), glob.reshape(-1, G)
+        b_rows, b_logp = rows.reshape(-1), logprobs.reshape(-1)
+        b_adv, b_ret, b_val = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
+        b_k = torch.as_tensor(np.repeat(kmax, N))
+        mb = max(1, s.batch // s.minibatches)
+        stats: dict[str, float] = {}
+        for _epoch in range(s.update_epochs):
+            order = torch.randperm(s.batch)
+            approx_kl = torch.zeros(())
+            for lo in range(0, s.batch, mb):
+                i = order[lo : lo + mb]
+                k = int(b_k[i].max())
+                logits, valid, value = rp.forward(b_feats[i, :k], b_ids[i, :k], b_glob[i])
+                logp, entropy = masked_log_probs(logits, valid)
+                new_logp = logp.gather(1, b_rows[i, None])[:, 0]
+                log_ratio = new_logp - b_logp[i]
+                ratio = log_ratio.exp()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - log_ratio).mean()
+                    clipfrac = ((ratio - 1.0).abs() > s.clip_coef).float().mean()
+                adv = b_adv[i]
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                pg_loss = torch.max(
+                    -adv * ratio, -adv * ratio.clamp(1 - s.clip_coef, 1 + s.clip_coef)
+                ).mean()
+                v_clipped = b_val[i] + (value - b_val[i]).clamp(-s.clip_coef, s.clip_coef)
+                v_loss = (
+                    0.5 * torch.max((value - b_ret[i]) ** 2, (v_clipped - b_ret[i]) ** 2).mean()
+                )
+                ent = entropy.mean()
+                loss = pg_loss - s.ent_coef * ent + s.vf_coef * v_loss
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(policy.parameters(), s.max_grad_norm)
+                optimizer.step()
+                stats = {"policy_loss": pg_loss.item(), "value_loss": v_loss.item(),
+                         "entropy": ent.item(), "approx_kl": approx_kl.item(),
+                         "clipfrac": clipfrac.item()}  # fmt: skip
+            if s.target_kl and float(approx_kl) > s.target_kl:
+                break
+        if not all(np.isfinite(list(stats.values()))):
+            raise FloatingPointError(f"update {update}: a loss is not finite: {stats}")
+        timer.add("update", c0, w0)
+        if (update + 1) % 10 == 0 or update == updates - 1:
+            cpu = time.process_time() - cpu_start
+            say(f"step {global_step:>10,}  {global_step / cpu:,.0f} steps/CPU-s  "
+                f"games {episodes['games']:,} won {episodes['won']:,}  "
+                + "  ".join(f"{k} {v:.4g}" for k, v in stats.items()))  # fmt: skip
+    evaluate(global_step)
+    envs.close()
+    wall = time.perf_counter() - t_start
+    cpu = time.process_time() - cpu_start
+    train_cpu = sum(v for k, v in timer.cpu.items() if k != "evaluation")
+    train_wall = sum(v for k, v in timer.wall.items() if k != "evaluation")
+    summary = {
+        "variant": variant.name,
+        "timesteps": global_step,
+        "model": str(out / "model.zip"),
+        "chosen_at": best[1],
+        "validation_win_rate": best[0] / len(deals),
+        "illegal_actions": illegal,
+        "training_games": episodes,
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "train_steps_per_wall_s": round(global_step / max(train_wall, 1e-9)),
+        "train_steps_per_cpu_s": round(global_step / max(train_cpu, 1e-9)),
+        "cpu_s_by_part": {k: round(v, 1) for k, v in timer.cpu.items()},
+        "wall_s_by_part": {k: round(v, 1) for k, v in timer.wall.items()},
+        "last_update": stats,
+        "settings": asdict(s),
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+__all__ = [
+    "DEVICES",
+    "MASKED_LOGIT",
+    "BatchedPPOSettings",
+    "RowPolicy",
+    "make_envs",
+    "masked_log_probs",
+    "play_deals",
+    "rows_used",
+    "train",
+]

@@ -1,0 +1,154 @@
+"""The batched masked PPO trainer (``spider_env.agents.rl.ppo``, ``examples/batched_ppo.py``):
+a tiny run takes no illegal action and keeps its losses finite, its checkpoints are models
+``spider-env evaluate`` plays, and its own batched evaluation plays exactly as that player."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the trainer needs the 'train' extra")
+pytest.importorskip("sb3_contrib", reason="the trainer needs the 'train' extra")
+
+from spider_env.agents.rl import ppo  # noqa: E402
+from spider_env.agents.rl.models import load_model  # noqa: E402
+from spider_env.agents.rl.settings import SettingsError  # noqa: E402
+
+from spider_env.apps.evaluation import evaluate  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+TINY = dict(
+    num_envs=8, n_steps=8, timesteps=256, hidden=16, eval_every=128, eval_deals=4,
+    eval_envs=4, max_episode_steps=20, minibatches=2, no_progress=True, torch_threads=1,
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("ppo")
+    summary = ppo.train(ppo.BatchedPPOSettings(**TINY, out=str(out)))  # type: ignore[arg-type]
+    return out, summary
+
+
+def test_a_tiny_run_takes_no_illegal_action_and_its_losses_are_finite(
+    tiny_run: tuple[Path, dict],
+) -> None:
+    out, summary = tiny_run
+    assert summary["illegal_actions"] == 0
+    assert summary["timesteps"] == 256  # 4 updates of 8 games x 8 steps
+    assert all(np.isfinite(v) for v in summary["last_update"].values())
+    assert summary["training_games"]["games"] > 0  # games ended by the 20-step limit
+    assert json.loads((out / "summary.json").read_text())["timesteps"] == 256
+
+
+def test_the_curve_has_a_row_per_evaluation_and_a_checkpoint_each(
+    tiny_run: tuple[Path, dict],
+) -> None:
+    out, _ = tiny_run
+    rows = (out / "eval.csv").read_text().splitlines()
+    assert rows[0].startswith("timesteps,win_rate,mean_completed_runs")
+    assert [r.split(",")[0] for r in rows[1:]] == ["0", "128", "256"]
+    assert sorted(p.name for p in (out / "checkpoints").glob("*.zip")) == [
+        "model_0.zip", "model_128.zip", "model_256.zip",
+    ]  # fmt: skip
+    assert (out / "model.zip").is_file() and (out / "model.json").is_file()
+
+
+def test_the_batched_evaluation_plays_as_spider_env_evaluate_plays_the_saved_model(
+    tiny_run: tuple[Path, dict],
+) -> None:
+    out, _ = tiny_run
+    model_path = out / "checkpoints" / "model_256.zip"
+    model = load_model(model_path)
+    s = ppo.BatchedPPOSettings(**TINY, out=str(out))  # type: ignore[arg-type]
+    deals = range(1000, 1006)
+    mine = ppo.play_deals(model.policy, s.game(), s, deals)
+    theirs = evaluate(str(model_path), deals, suits=1, max_steps=20)
+    assert [(r["deal"], r["won"], r["runs"], r["steps"]) for r in mine] == [
+        (r.deal, r.won, r.completed_runs, r.steps) for r in theirs.records
+    ]
+
+
+def test_the_masked_distribution_gives_masked_rows_nothing_and_their_entropy_is_zero() -> None:
+    logits = torch.tensor([[1.0, 2.0, ppo.MASKED_LOGIT, ppo.MASKED_LOGIT]])
+    valid = torch.tensor([[True, True, False, False]])
+    logp, entropy = ppo.masked_log_probs(logits, valid)
+    p = logp.exp()
+    assert p[0, 2] == 0 and p[0, 3] == 0
+    two = torch.softmax(torch.tensor([1.0, 2.0]), 0)
+    assert torch.allclose(entropy, -(two * two.log()).sum())
+    one = ppo.masked_log_probs(
+        torch.tensor([[0.5, ppo.MASKED_LOGIT]]), torch.tensor([[True, False]])
+    )
+    assert one[1].item() == 0.0 and torch.isfinite(one[0][0, 0])
+
+
+def test_rows_used_counts_the_rows_with_an_id() -> None:
+    ids = np.full((3, 6), -1.0, dtype=np.float32)
+    ids[0, :2] = [4, 9]
+    ids[2, :5] = [1, 2, 3, 4, 5]
+    assert ppo.rows_used(ids) == 5
+    assert ppo.rows_used(np.full((2, 6), -1.0)) == 1  # never an empty batch
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"num_envs": 0}, "num_envs"),
+        ({"gamma": 1.5}, "gamma"),
+        ({"learning_rate": float("nan")}, "learning_rate"),
+        ({"device": "tpu"}, "device"),
+        ({"minibatches": 10_000}, "minibatches"),
+        ({"variant": "no-such-game"}, "variant"),
+        ({"clip_coef": 0.0}, "clip_coef"),
+    ],
+)
+def test_bad_settings_name_the_setting(changes: dict, field: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        ppo.BatchedPPOSettings(**changes)  # type: ignore[arg-type]
+    assert err.value.field == field
+
+
+def test_the_script_refuses_a_flat_model_as_bc_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import batched_ppo
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    (tmp_path / "flat.zip").write_text("not a model")
+    with pytest.raises(SystemExit) as exc:
+        batched_ppo.main(["--bc", str(tmp_path / "flat.zip"), "--out", str(tmp_path / "o")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--bc" in err[0]
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_packed_network_gives_the_padded_networks_scores_and_values() -> None:
+    from gymnasium import spaces
+    from spider_env.agents.rl.policy import ActionSetPolicy
+
+    from spider_env.core.variants import classic
+    from spider_env.observation.actions import action_feature_space
+
+    v = classic(2)
+    space = action_feature_space(v, 12)
+    policy = ActionSetPolicy(space, spaces.Discrete(v.n_actions), lambda _: 1e-3, hidden=16)
+    gen = torch.Generator().manual_seed(0)
+    feats = torch.randn((5, 12, space["actions"].shape[1]), generator=gen)
+    n = torch.tensor([[0], [1], [5], [12], [3]])  # a position without any row, and a full one
+    ids = torch.where(torch.arange(12)[None] < n, torch.arange(12.0)[None], -1.0)
+    obs = {"actions": feats, "action_ids": ids, "globals": torch.randn((5, 11), generator=gen)}
+    ext = policy.features_extractor
+    padded, packed = ext.slot_scores(obs), ext.slot_scores(obs, packed=True)
+    valid = padded[1]
+    assert torch.equal(valid, packed[1])
+    torch.testing.assert_close(packed[0][valid], padded[0][valid])
+    torch.testing.assert_close(packed[2], padded[2])
