@@ -492,3 +492,22 @@ def test_resume_continues_the_run_and_its_learning_curve(tmp_path: Path) -> None
     assert summary["timesteps"] == 512
     rows_after = (out / "eval.csv").read_text().splitlines()
     assert rows_after[: len(rows_before)] == rows_before and len(rows_after) > len(rows_before)
+
+
+def test_compare_records_pairs_saved_evaluations_of_json_and_csv(tmp_path: Path) -> None:
+    import compare_records
+
+    out = tmp_path / "cmp.json"
+    res = compare_records.main(
+        [
+            str(ROOT / "docs" / "rl" / "test_baselines_1suit.json"),
+            str(ROOT / "docs" / "ladder" / "spider-1suit-0_1000-expert-evaluate.csv"),
+            "--json",
+            str(out),
+        ]
+    )
+    assert res["agents"]["greedy"]["wins"] == 634  # the JSON's greedy, not the CSV's again
+    assert res["agents"]["expert"]["wins"] == 757
+    [pair] = [c for c in res["comparisons"] if (c["a"], c["b"]) == ("lookahead", "expert")]
+    assert (pair["only_a"], pair["only_b"], pair["deals"]) == (146, 170, 1000)
+    assert json.loads(out.read_text()) == json.loads(json.dumps(res))
