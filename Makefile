@@ -103,7 +103,7 @@ rl-1suit: $(STAMP)
 
 rl-table: $(STAMP)
 	$(VENV)/bin/spider-env evaluate --agent random --agent greedy --agent lookahead \
-	  --agent runs/rl_1suit/bc.zip --agent docs/models/rl_1suit.zip --suits 1 --deals 0:1000 \
+	  --agent runs/rl_1suit/bc.zip --agent docs/models/rl_1suit_recipe.zip --suits 1 --deals 0:1000 \
 	  --jobs 2 --json docs/rl/test_1suit.json
 
 # The solver alone on deals 0..999 of every variant of the ladder (docs/ladder/solve-*.csv).

@@ -152,3 +152,14 @@ def test_the_packed_network_gives_the_padded_networks_scores_and_values() -> Non
     assert torch.equal(valid, packed[1])
     torch.testing.assert_close(packed[0][valid], padded[0][valid])
     torch.testing.assert_close(packed[2], padded[2])
+
+
+def test_the_shipped_1suit_model_is_the_batched_trainers_and_plays_through_evaluate() -> None:
+    from spider_env.agents.model_format import Sidecar
+
+    shipped = Path(__file__).resolve().parents[1] / "docs" / "models" / "rl_1suit.zip"
+    side = Sidecar.read(shipped)
+    assert side is not None and side.training["trainer"] == "spider_env.agents.rl.ppo"
+    assert side.env.obs_mode == "actions" and side.deterministic
+    res = evaluate(str(shipped), range(0, 3), suits=1)
+    assert [r.won for r in res.records] == [True, True, True]  # as docs/rl/test_fast_1suit.json

@@ -454,7 +454,7 @@ def test_evaluate_trained_model_plays_the_shipped_recipe_model(tmp_path: Path) -
     import evaluate_trained_model
 
     res = evaluate_trained_model.main(
-        ["--model", str(ROOT / "docs" / "models" / "rl_1suit.zip"), "--deals", "0:2"]
+        ["--model", str(ROOT / "docs" / "models" / "rl_1suit_recipe.zip"), "--deals", "0:2"]
         + ["--n-envs", "2", "--max-episode-steps", "30"]
     )
     assert res["variant"] == "spider-1suit" and res["suits"] == 1

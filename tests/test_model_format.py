@@ -102,7 +102,7 @@ def _without_format(side: Sidecar) -> Sidecar:
 
 @pytest.mark.parametrize(
     ("name", "old"),
-    [("rl_1suit", OLD_RL_1SUIT), ("maskable_ppo_1suit", OLD_MASKABLE_PPO_1SUIT)],
+    [("rl_1suit_recipe", OLD_RL_1SUIT), ("maskable_ppo_1suit", OLD_MASKABLE_PPO_1SUIT)],
 )
 def test_old_sidecars_read_as_the_rewritten_shipped_ones(name: str, old: dict[str, Any]) -> None:
     legacy = Sidecar.from_dict(old)
@@ -190,7 +190,7 @@ def test_no_sidecar_reads_as_none(tmp_path: Path) -> None:
 def test_a_bad_sidecar_is_refused_naming_what_is_wrong(
     tmp_path: Path, change: dict[str, Any], message: str
 ) -> None:
-    good = Sidecar.read(MODELS / "rl_1suit.zip")
+    good = Sidecar.read(MODELS / "rl_1suit_recipe.zip")
     assert good is not None
     data = {**good.to_dict(), **change}
     (tmp_path / "m.json").write_text(json.dumps(data))
@@ -218,7 +218,7 @@ def test_reading_models_and_sidecars_imports_no_torch() -> None:
         "import spider_env.agents, spider_env.agents.rl, spider_env.agents.model\n"
         "from spider_env.agents.model_format import Sidecar\n"
         "from spider_env.agents.rl import curricula, envs, plots, sb3_train, settings\n"
-        "Sidecar.read('docs/models/rl_1suit.zip')\n"
+        "Sidecar.read('docs/models/rl_1suit_recipe.zip')\n"
         "loaded = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules]\n"
         "assert not loaded, loaded\n"
     )

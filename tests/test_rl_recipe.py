@@ -35,7 +35,7 @@ from spider_env.observation.actions import ActionFeatureEncoder
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-SHIPPED = ROOT / "docs" / "models" / "rl_1suit.zip"
+SHIPPED = ROOT / "docs" / "models" / "rl_1suit_recipe.zip"
 sys.path.insert(0, str(EXAMPLES))
 
 
