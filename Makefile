@@ -94,10 +94,10 @@ rl-recipe: $(STAMP)
 
 # The batched masked PPO (README, "Training at the speed of the env"): train from scratch, then
 # play the test deals 0..999 beside greedy and lookahead (paired McNemar in the JSON).
-RL_1SUIT_STEPS ?= 6000000
+RL_1SUIT_STEPS ?= 10000000
 rl-1suit: $(STAMP)
-	$(PY) examples/batched_ppo.py --suits 1 --timesteps $(RL_1SUIT_STEPS) --eval-every 1000000 \
-	  --out runs/ppo_1suit
+	$(PY) examples/batched_ppo.py --suits 1 --timesteps $(RL_1SUIT_STEPS) --eval-every 2000000 \
+	  --hidden 128 --update-epochs 3 --out runs/ppo_1suit
 	$(VENV)/bin/spider-env evaluate --agent runs/ppo_1suit/model.zip --agent greedy \
 	  --agent lookahead --suits 1 --deals 0:1000 --jobs 2 --json runs/ppo_1suit/test.json
 
