@@ -23,7 +23,7 @@ GYMNASIUM_TESTS := tests/test_env.py tests/test_vector.py tests/test_env_vector.
 	tests/test_action_space.py tests/test_backends.py tests/test_variants_env.py \
 	tests/test_action_features.py tests/test_sb3_vec.py
 
-.PHONY: install test test-gymnasium-oldest lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder solver-table rl-recipe rl-table rl-1suit
+.PHONY: install test test-gymnasium-oldest lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder solver-table rl-recipe rl-table rl-1suit rl-2suit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -100,6 +100,13 @@ rl-1suit: $(STAMP)
 	  --hidden 128 --update-epochs 3 --out runs/ppo_1suit
 	$(VENV)/bin/spider-env evaluate --agent runs/ppo_1suit/model.zip --agent greedy \
 	  --agent lookahead --suits 1 --deals 0:1000 --jobs 2 --json runs/ppo_1suit/test.json
+
+RL_2SUIT_STEPS ?= 8000000
+rl-2suit: $(STAMP)
+	$(PY) examples/batched_ppo.py --suits 2 --timesteps $(RL_2SUIT_STEPS) --eval-every 2000000 \
+	  --out runs/ppo_2suit
+	$(VENV)/bin/spider-env evaluate --agent runs/ppo_2suit/model.zip --agent greedy --suits 2 \
+	  --deals 0:1000 --jobs 2 --json runs/ppo_2suit/test.json
 
 rl-table: $(STAMP)
 	$(VENV)/bin/spider-env evaluate --agent random --agent greedy --agent lookahead \

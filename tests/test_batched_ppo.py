@@ -163,3 +163,11 @@ def test_the_shipped_1suit_model_is_the_batched_trainers_and_plays_through_evalu
     assert side.env.obs_mode == "actions" and side.deterministic
     res = evaluate(str(shipped), range(0, 3), suits=1)
     assert [r.won for r in res.records] == [True, True, True]  # as docs/rl/test_fast_1suit.json
+
+
+def test_the_shipped_2suit_model_names_its_game_and_trainer() -> None:
+    from spider_env.agents.model_format import Sidecar
+
+    side = Sidecar.read(Path(__file__).resolve().parents[1] / "docs" / "models" / "rl_2suit.zip")
+    assert side is not None and side.training["trainer"] == "spider_env.agents.rl.ppo"
+    assert side.env.variant == "spider-2suit" and side.env.obs_mode == "actions"
