@@ -60,9 +60,9 @@ def listed_line(out: str) -> list[tuple[int, str, int]]:
 def test_solve_prints_verdict_line_in_words_and_the_replay(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, err = run_cli(capsys, "--suits", "1", "--deal", "1", "--nodes", "100000")
+    code, out, err = run_cli(capsys, "--suits", "1", "--deal", "1", "--nodes", "1000000")
     assert code == 0 and err == ""
-    expected = solver.solve(State.from_deal(generate_deal("spider-1suit", 1)), 100_000)
+    expected = solver.solve(State.from_deal(generate_deal("spider-1suit", 1)), 1_000_000)
     assert expected.won
     n = len(expected.line)
     first = out.splitlines()[0]
@@ -76,12 +76,12 @@ def test_solve_prints_verdict_line_in_words_and_the_replay(
 
 
 def test_quiet_prints_only_the_verdict(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, "--suits", "1", "--deal", "1", "--nodes", "100000", "--quiet")
+    code, out, _ = run_cli(capsys, "--suits", "1", "--deal", "1", "--nodes", "1000000", "--quiet")
     assert code == 0
     assert len(out.splitlines()) == 1
     assert out.startswith("spider-1suit deal 1: won in ")
     code, undo_out, _ = run_cli(
-        capsys, "--suits", "1", "--deal", "1", "--nodes", "100000", "--quiet", "--undo"
+        capsys, "--suits", "1", "--deal", "1", "--nodes", "1000000", "--quiet", "--undo"
     )
     assert code == 0
     assert undo_out.startswith("spider-1suit undo=true deal 1: won in ")
@@ -89,7 +89,7 @@ def test_quiet_prints_only_the_verdict(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_deal_zero_is_the_default(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, "--suits", "1", "--nodes", "100000", "--quiet")
+    code, out, _ = run_cli(capsys, "--suits", "1", "--nodes", "1000000", "--quiet")
     assert code == 0
     assert out.startswith("spider-1suit deal 0: won in ")
 
@@ -108,7 +108,7 @@ def test_unknown_verdict_says_which_budget_ran_out(capsys: pytest.CaptureFixture
 
 def test_variant_with_undo_is_solved_and_replayed(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(
-        capsys, "--variant", "spider-tournament-1suit", "--deal", "0", "--nodes", "100000"
+        capsys, "--variant", "spider-tournament-1suit", "--deal", "0", "--nodes", "1000000"
     )
     assert code == 0
     n = len(listed_line(out))
@@ -127,7 +127,7 @@ def test_env_refusing_a_line_is_reported_with_exit_1(
         return SolveResult("won", r.line[:-1], r.nodes, r.expansions, r.seconds)
 
     monkeypatch.setattr(solver, "solve", short_line)
-    code, out, err = run_cli(capsys, "--suits", "1", "--deal", "1", "--nodes", "100000")
+    code, out, err = run_cli(capsys, "--suits", "1", "--deal", "1", "--nodes", "1000000")
     assert code == 1
     assert "won in" in out.splitlines()[0]
     assert "the env refused the won line: the game is not won after the line" in err
@@ -139,10 +139,10 @@ def test_deal_file_is_solved_like_the_deal_it_holds(
 ) -> None:
     f = tmp_path / "deal.txt"
     f.write_text(deal_to_text(generate_deal("spider-1suit", 2)))
-    code, out, _ = run_cli(capsys, "--deal-file", str(f), "--nodes", "100000")
+    code, out, _ = run_cli(capsys, "--deal-file", str(f), "--nodes", "1000000")
     assert code == 0
     assert out.startswith(f"spider-1suit deal from {f}: won in ")
-    by_number = run_cli(capsys, "--suits", "1", "--deal", "2", "--nodes", "100000")[1]
+    by_number = run_cli(capsys, "--suits", "1", "--deal", "2", "--nodes", "1000000")[1]
     assert listed_line(out) == listed_line(by_number)
     assert "replayed through the env: won in" in out
 
@@ -258,6 +258,8 @@ def test_unreadable_deal_files_are_one_line_errors(
         (["--deal", "1", "--csv", "out.csv"], "--csv"),
         (["--deals", "0:2", "--csv", "/no/such/dir/out.csv"], "cannot write"),
         (["--deals", "0:2", "--jobs", "0"], "--jobs"),
+        (["--method", "bfs"], "--method"),
+        (["--method", ""], "--method"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(
@@ -306,18 +308,18 @@ def test_batch_prints_summary_and_writes_csv(
     table = summary(out)
     assert table["unknown"] == "3 (nodes 3)"
     assert table["won"].startswith("0 (0.0%;")
-    assert table["budget per deal"] == "2,000 nodes"
+    assert table["budget per deal"] == "beam: 2,000 nodes"
     assert "replayed through the env" not in table
     assert f"per-deal results: {out_csv}" in out
 
     code, out, _ = run_cli(
-        capsys, "--suits", "1", "--deals", "1,2,4", "--nodes", "100000", "--csv", str(out_csv)
+        capsys, "--suits", "1", "--deals", "1,2,4", "--nodes", "1000000", "--csv", str(out_csv)
     )
     assert code == 0
     rows = read_rows(out_csv)
     for r in rows:
         deal = generate_deal("spider-1suit", int(r["deal"]))
-        expected = solver.solve(State.from_deal(deal), 100_000)
+        expected = solver.solve(State.from_deal(deal), 1_000_000)
         assert r["verdict"] == expected.verdict == "won"
         assert int(r["moves"]) == len(expected.line)
         assert int(r["nodes"]) == expected.nodes
@@ -389,7 +391,7 @@ def test_jobs_are_capped_to_the_cores(
 
 def test_replay_refuses_illegal_actions_and_actions_after_the_end() -> None:
     v = get_variant("spider-1suit")
-    r = solver.solve(State.from_deal(generate_deal(v, 1)), 100_000)
+    r = solver.solve(State.from_deal(generate_deal(v, 1)), 1_000_000)
     options = {"deal": 1}
     assert solve_app.replay_in_env(v, r.line, options) == len(r.line)
     legal = set(rules.legal_actions(State.from_deal(generate_deal(v, 1))))
@@ -440,3 +442,33 @@ def test_dead_worker_process_is_a_one_line_error(
     monkeypatch.setattr("spider_env.apps.evaluation.workers.os.cpu_count", lambda: 2)
     err = one_error(capsys, "--suits", "4", "--deals", "0:2", "--nodes", "500", "--jobs", "2")
     assert "worker process of --jobs 2" in err and "--jobs 1" in err
+
+
+# --- methods --------------------------------------------------------------------------------------
+def test_method_best_first_runs_the_first_solver(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(
+        capsys, "--suits", "1", "--deal", "1", "--nodes", "100000", "--method", "best-first"
+    )
+    assert code == 0 and err == ""
+    expected = solver.solve(
+        State.from_deal(generate_deal("spider-1suit", 1)), 100_000, method="best-first"
+    )
+    assert expected.won
+    assert f"won in {len(expected.line)} moves ({expected.nodes:,} nodes" in out
+
+
+def test_default_method_is_the_beam_with_its_own_budget(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out_csv = tmp_path / "b.csv"
+    code, out, _ = run_cli(capsys, "--suits", "2", "--deals", "0:1", "--csv", str(out_csv))
+    assert code == 0
+    assert "beam: 20,000,000 nodes" in out
+    expected = solver.solve(State.from_deal(generate_deal("spider-2suit", 0)), method="beam")
+    with out_csv.open() as f:
+        row = next(csv.DictReader(f))
+    assert (row["verdict"], int(row["moves"]), int(row["nodes"])) == (
+        "won",
+        len(expected.line),
+        expected.nodes,
+    )

@@ -59,7 +59,8 @@ def exhaustive_outcome(state: State, limit: int = 50_000) -> str:
 
 
 # --- won lines ------------------------------------------------------------------------------------
-# Deals the solver wins within these budgets (a tenth of a second or less each).
+# Deals best-first search wins within these budgets (a tenth of a second or less each); the
+# beam's are in test_beam.py.
 WON_DEALS = [
     ("spider-1suit", (1, 2, 4), 100_000),
     ("spider-2suit", (1, 2, 3), 100_000),
@@ -77,7 +78,7 @@ def test_won_lines_replay_to_a_win_through_the_pure_engine(
 ) -> None:
     for d in deals:
         s = deal_state(variant, d)
-        r = solve(s, nodes=nodes)
+        r = solve(s, nodes=nodes, method="best-first")
         assert r.verdict == "won", (variant, d, r)
         assert r.won and r.budget == ""
         assert len(r.line) > 0
@@ -89,7 +90,7 @@ def test_undo_variant_is_solved_with_its_own_action_ids() -> None:
     v = get_variant("spider-tournament-1suit")
     assert v.undo
     s = deal_state(v.name, 3)
-    r = solve(s, nodes=100_000)
+    r = solve(s)
     assert r.won
     assert all(0 <= a < v.n_actions for a in r.line)
     assert undo_id(v) not in r.line  # solved without undo
@@ -105,7 +106,7 @@ def test_position_with_an_undo_history_is_solved_from_there() -> None:
         if s.moves >= 4 and s.prev is not None:
             break
     assert s.prev is not None
-    r = solve(s, nodes=100_000)
+    r = solve(s)
     assert r.won
     assert replays_to_win(s, r.line)
 
@@ -161,9 +162,9 @@ def test_deal_whose_every_line_dead_ends_is_lost_without_pruning(
 ) -> None:
     s = deal_state(variant, deal)
     assert exhaustive_outcome(s) == "lost"  # the pure engine's own proof
-    r = solve(s, nodes=200_000, prune=False, width=width)
+    r = solve(s, nodes=200_000, prune=False, width=width, method="best-first")
     assert (r.verdict, r.line, r.budget) == ("lost", (), "")
-    pruned = solve(s, nodes=200_000, prune=True, width=width)
+    pruned = solve(s, nodes=200_000, prune=True, width=width, method="best-first")
     assert pruned.verdict == "unknown"  # moves left out: no loss claimed
     assert pruned.budget == "pruned"
 
@@ -175,23 +176,28 @@ def test_tiny_node_budget_gives_unknown_nodes() -> None:
     assert (r.verdict, r.line, r.budget) == ("unknown", (), "nodes")
 
 
-def test_node_budget_runs_out_on_a_hard_deal() -> None:
-    r = solve(deal_state("spider-4suit", 0), nodes=5_000)
+@pytest.mark.parametrize("method", ["beam", "best-first"])
+def test_node_budget_runs_out_on_a_hard_deal(method: str) -> None:
+    r = solve(deal_state("spider-4suit", 0), nodes=5_000, method=method)
     assert (r.verdict, r.budget) == ("unknown", "nodes")
 
 
-def test_seconds_budget_stops_a_search() -> None:
-    # 4-suit deal 0 is not won in 5M positions; the clock stops the search long before
-    r = solve(deal_state("spider-4suit", 0), nodes=5_000_000, seconds=0.05)
+@pytest.mark.parametrize("method", ["beam", "best-first"])
+def test_seconds_budget_stops_a_search(method: str) -> None:
+    # 4-suit deal 0 takes about 0.5 s to win with the beam (and is not won in 5M positions by
+    # best-first search); the clock stops the search long before
+    solve(deal_state("spider-4suit", 0), nodes=100, method=method)  # compiled before the clock
+    r = solve(deal_state("spider-4suit", 0), nodes=5_000_000, seconds=0.05, method=method)
     assert (r.verdict, r.line, r.budget) == ("unknown", (), "seconds")
     assert r.nodes < 5_000_000
 
 
-def test_search_is_deterministic() -> None:
+@pytest.mark.parametrize("method", ["beam", "best-first"])
+def test_search_is_deterministic(method: str) -> None:
     for variant, deal in (("spider-2suit", 1), ("spider-4suit", 0)):
         s = deal_state(variant, deal)
-        a = solve(s, nodes=50_000)
-        b = solve(s, nodes=50_000)
+        a = solve(s, nodes=50_000, method=method)
+        b = solve(s, nodes=50_000, method=method)
         assert (a.verdict, a.line, a.nodes, a.expansions, a.budget) == (
             b.verdict,
             b.line,
@@ -213,11 +219,12 @@ def test_solver_object_can_be_reused() -> None:
 
 
 # --- bad input ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("nodes", [0, -1, True, 1.5, MAX_NODES + 1, "100", None])
-def test_bad_node_budget_is_refused(nodes: object) -> None:
+@pytest.mark.parametrize("method", ["beam", "best-first"])
+@pytest.mark.parametrize("nodes", [0, -1, True, 1.5, MAX_NODES + 1, "100"])
+def test_bad_node_budget_is_refused(nodes: object, method: str) -> None:
     s = deal_state("spider-1suit", 0)
     with pytest.raises(ValueError, match="nodes"):
-        solve(s, nodes=nodes)  # type: ignore[arg-type]
+        solve(s, nodes=nodes, method=method)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("seconds", [0, -1, math.nan, math.inf, -math.inf, "1", True])
@@ -227,10 +234,22 @@ def test_bad_seconds_budget_is_refused(seconds: object) -> None:
         solve(s, nodes=10, seconds=seconds)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("width", [0, -1, 65, True, 2.0])
-def test_bad_width_is_refused(width: object) -> None:
+@pytest.mark.parametrize(
+    ("method", "width"),
+    [
+        *[("best-first", w) for w in (0, -1, 65, True, 2.0)],
+        *[("beam", w) for w in (0, -1, 100_001, True, 2.0)],
+    ],
+)
+def test_bad_width_is_refused(method: str, width: object) -> None:
     with pytest.raises(ValueError, match="width"):
-        solve(deal_state("spider-1suit", 0), nodes=10, width=width)  # type: ignore[arg-type]
+        solve(deal_state("spider-1suit", 0), nodes=10, width=width, method=method)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("method", ["", "Beam", "bfs", None, 1])
+def test_unknown_method_is_refused(method: object) -> None:
+    with pytest.raises(ValueError, match="method must be one of auto, beam, best-first"):
+        solve(deal_state("spider-1suit", 0), nodes=10, method=method)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("state", [None, "spider-1suit", 0, generate_deal("spider-1suit", 0)])
@@ -281,4 +300,4 @@ def test_won_lines_from_random_positions_win(
         if r.verdict == "lost":
             assert r.budget == ""
         else:
-            assert r.budget in ("nodes", "seconds", "pruned")
+            assert r.budget in ("nodes", "seconds", "pruned", "depth")

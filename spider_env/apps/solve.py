@@ -164,8 +164,10 @@ def solve_one(
     nodes: int,
     seconds: float | None,
     deal_text: str | None = None,
+    method: str = "auto",
 ) -> DealSolve:
-    """Solve deal number ``deal`` (or the deal text ``deal_text``) and replay a won line."""
+    """Solve deal number ``deal`` (or the deal text ``deal_text``) with ``method`` and replay
+    a won line."""
     from spider_env.core.deals import deal_from_text, generate_deal
     from spider_env.core.state import State
     from spider_env.search.solver import solve
@@ -177,7 +179,7 @@ def solve_one(
         assert deal is not None
         d = generate_deal(variant, deal)
         options = {"deal": deal}
-    r = solve(State.from_deal(d), nodes, seconds)
+    r = solve(State.from_deal(d), nodes, seconds, method=method)
     replayed, error = 0, ""
     if r.won:
         try:
@@ -190,9 +192,9 @@ def solve_one(
 
 
 def _solve_chunk(
-    variant: Variant, deals: list[int], nodes: int, seconds: float | None
+    variant: Variant, deals: list[int], nodes: int, seconds: float | None, method: str
 ) -> list[DealSolve]:
-    return [solve_one(variant, d, nodes, seconds) for d in deals]
+    return [solve_one(variant, d, nodes, seconds, method=method) for d in deals]
 
 
 def solve_many(
@@ -202,6 +204,7 @@ def solve_many(
     seconds: float | None = None,
     jobs: int = 1,
     progress: bool = False,
+    method: str = "auto",
 ) -> list[DealSolve]:
     """Solve every deal of ``deals`` (in that order), in ``jobs`` processes (capped to the
     deals and the cores); the same results as ``jobs=1`` when only ``nodes`` bounds them."""
@@ -214,7 +217,7 @@ def solve_many(
     try:
         if jobs == 1:
             for d in deals:
-                out.append(solve_one(variant, d, nodes, seconds))
+                out.append(solve_one(variant, d, nodes, seconds, method=method))
                 bar.update(1)
             return out
         size = max(1, min(MAX_CHUNK, len(deals) // (jobs * 4) or 1))
@@ -222,7 +225,9 @@ def solve_many(
         ctx = multiprocessing.get_context("spawn")
         try:
             with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
-                futures = [pool.submit(_solve_chunk, variant, c, nodes, seconds) for c in chunks]
+                futures = [
+                    pool.submit(_solve_chunk, variant, c, nodes, seconds, method) for c in chunks
+                ]
                 for fut in futures:  # in order: the results are the deals' order
                     part = fut.result()
                     out.extend(part)
@@ -242,12 +247,15 @@ BUDGET_WORDS = {
     "nodes": "the node budget ran out",
     "seconds": "the time budget ran out",
     "pruned": "no win found, but moves or deals were left out (so no loss is proven)",
+    "depth": "no win found within the beam's depth limit",
 }
 
 
-def budget_text(nodes: int, seconds: float | None) -> str:
-    """``"1,000,000 nodes"`` or ``"1,000,000 nodes or 5 s"``."""
-    return f"{nodes:,} nodes" + ("" if seconds is None else f" or {seconds:g} s")
+def budget_text(nodes: int, seconds: float | None, method: str = "") -> str:
+    """``"1,000,000 nodes"`` or ``"1,000,000 nodes or 5 s"``, after the method if given
+    (``"beam: 20,000,000 nodes"``)."""
+    text = f"{nodes:,} nodes" + ("" if seconds is None else f" or {seconds:g} s")
+    return f"{method}: {text}" if method else text
 
 
 def verdict_line(r: DealSolve, game: str) -> str:
@@ -272,7 +280,12 @@ def line_text(variant: Variant, line: Sequence[int]) -> str:
 
 
 def summary_table(
-    results: Sequence[DealSolve], variant: Variant, deals: str, nodes: int, seconds: float | None
+    results: Sequence[DealSolve],
+    variant: Variant,
+    deals: str,
+    nodes: int,
+    seconds: float | None,
+    method: str = "",
 ) -> str:
     """The batch summary: deals, won (share, 95% Wilson interval), lost, unknown (and why),
     mean and max seconds per deal, nodes used, the budget."""
@@ -301,7 +314,7 @@ def summary_table(
             f"mean {sum(secs) / n:.3f}, max {max(secs):.3f}" if n else "-",
         ),
         ("nodes used", f"{used:,} (mean {used / n:,.0f} per deal)" if n else "0"),
-        ("budget per deal", budget_text(nodes, seconds)),
+        ("budget per deal", budget_text(nodes, seconds, method)),
     ]
     failed = sum(bool(r.replay_error) for r in results)
     if won:
@@ -358,21 +371,27 @@ def run(args: Any, out: TextIO | None = None) -> int:
 
     out = out or sys.stdout
     need_solver()
-    nodes, seconds = check_budget_args(args.nodes, args.seconds)
+    from spider_env.search.solver import check_method, default_nodes
+
     named = _game_variant(args)
+    method_arg = getattr(args, "method", "auto")
     if args.deals is not None:
         try:
             deals = parse_deals(args.deals)
         except (ValueError, TypeError) as exc:
             raise SolveError(f"--deals: {exc}") from None
         v = named or resolve_variant(None, None, args.undo)
+        method = check_method(method_arg, v)
+        nodes, seconds = check_budget_args(
+            default_nodes(method) if args.nodes is None else args.nodes, args.seconds
+        )
         progress = sys.stderr.isatty() and not args.quiet
-        results = solve_many(v, deals, nodes, seconds, args.jobs, progress)
+        results = solve_many(v, deals, nodes, seconds, args.jobs, progress, method)
         shown = describe_deals(deals)
         if args.quiet:
             print(quiet_summary(results, v, shown), file=out)
         else:
-            print(summary_table(results, v, shown, nodes, seconds), file=out)
+            print(summary_table(results, v, shown, nodes, seconds, method), file=out)
         if args.csv:
             try:
                 write_csv(args.csv, results)
@@ -393,12 +412,20 @@ def run(args: Any, out: TextIO | None = None) -> int:
         if args.undo and not v.undo:
             v = v.with_options(undo=True)
         game = f"{v.spec_text()} deal from {args.deal_file}"
-        r = solve_one(v, None, nodes, seconds, deal_text=text)
+        method = check_method(method_arg, v)
+        nodes, seconds = check_budget_args(
+            default_nodes(method) if args.nodes is None else args.nodes, args.seconds
+        )
+        r = solve_one(v, None, nodes, seconds, deal_text=text, method=method)
     else:
         v = named or resolve_variant(None, None, args.undo)
         number = 0 if args.deal is None else args.deal
         game = f"{v.spec_text()} deal {number}"
-        r = solve_one(v, number, nodes, seconds)
+        method = check_method(method_arg, v)
+        nodes, seconds = check_budget_args(
+            default_nodes(method) if args.nodes is None else args.nodes, args.seconds
+        )
+        r = solve_one(v, number, nodes, seconds, method=method)
     print(verdict_line(r, game), file=out)
     if r.replay_error:
         print(

@@ -31,6 +31,7 @@ from spider_env.fast.layout import (
     P_ODOWN,
     P_OLEN,
     P_OPILE,
+    P_ORUN,
     P_OSTOCK,
     P_PS,
     P_SIZE,
@@ -104,6 +105,13 @@ def column_length(pr: np.ndarray, st: np.ndarray, c: int) -> int:
 def face_down(pr: np.ndarray, st: np.ndarray, c: int) -> int:
     """Face-down cards of column ``c`` (its deepest ones)."""
     return st[pr[P_ODOWN] + c]
+
+
+@jit_inline
+def top_run(pr: np.ndarray, st: np.ndarray, c: int) -> int:
+    """Cards in the suited run at the end of column ``c`` (``State.run_lengths``; 0 when
+    empty), kept up to date by the moves."""
+    return st[pr[P_ORUN] + c]
 
 
 @jit_inline

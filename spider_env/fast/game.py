@@ -17,7 +17,8 @@ module (and ``spider_env``) does not import numba.
   ``is_deal(pr, a)``, ``decode_move(pr, a) -> (src, cards, dst)`` (``core.actions.move_parts``),
   and buffers: ``new_state(pr)``, ``legal_buffers(pr) -> (ids, keys)``;
 * a position: ``column_length(pr, st, c)``, ``face_down(pr, st, c)``, ``card_at(pr, st, c, i)``
-  (deepest first), ``pile_size(pr, st, j)``, ``pile_card(pr, st, j, i)``, ``moves_made(st)``,
+  (deepest first), ``top_run(pr, st, c)`` (the suited run at its end),
+  ``pile_size(pr, st, j)``, ``pile_card(pr, st, j, i)``, ``moves_made(st)``,
   ``deals_made(st)``;
 * packed positions (the slots in use only): ``new_records(pr, n)`` (from Python),
   ``pack(pr, st, rec)``, ``unpack(pr, rec, st)``, and ``copy_state(pr, src, dst)``.
@@ -77,6 +78,7 @@ _COMPILED = {
         "column_length",
         "face_down",
         "card_at",
+        "top_run",
         "pile_size",
         "pile_card",
         "moves_made",

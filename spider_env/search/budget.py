@@ -9,6 +9,11 @@ import numpy as np
 #: Positions a search stores when no budget is given (:func:`spider_env.search.solver.solve`,
 #: :class:`~spider_env.search.solver.Solver`, ``spider-env solve``).
 DEFAULT_NODES = 1_000_000
+#: Positions the beam search generates when no budget is given, all its tries together
+#: (:class:`~spider_env.search.beam.BeamSolver`).
+DEFAULT_BEAM_NODES = 20_000_000
+#: The solvers ``solve(method=...)`` and ``spider-env solve --method`` know.
+METHODS = ("auto", "beam", "best-first")
 MAX_NODES = 50_000_000  # 50M positions: several GB of memory for 4-suit Spider
 
 

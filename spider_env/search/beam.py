@@ -1,0 +1,452 @@
+"""A beam-search solver on the compiled core: every card known, a won line or "unknown".
+
+The second-generation solver, after KPatience's SpiderSolver2 (coolo/spider, KDE kpat; read,
+not copied) and plspider's stated policy. It searches breadth-first, one depth (one action) at a
+time, and keeps only the best ``width`` positions of each depth *for each count of deals left*
+(so a position that has dealt is never crowded out by one that has not, and the other way
+round), in numba over the compiled core's state vectors, through the core's search interface
+(:mod:`spider_env.fast.game`):
+
+* **Moves that mean something**, a filter of the compiled core's legal ids (the rules are not
+  written again): a move that splits a suited run (the card under the moved group is its own
+  suit's next card) is kept only when it lengthens a suited run at the target, and never into an
+  empty column once the stock is empty; of the empty columns only the first is a target (the
+  columns are alike: the others give the same position with columns renamed); a whole column
+  never moves into an empty one (the same position, renamed); a discard, when the variant has
+  one to make, is the only action tried (it is always made at once).
+* **Order**: positions are ranked by "chaos" (lower is better): every face-down card, every
+  face-up card not on its own suit's next card, and every column's first face-up card count
+  one; a column whose base card is a King or could sit on another column's top card counts one
+  less; empty columns take one each off what is left. Ties go to the larger count of cards ready
+  to play (the suited runs at the columns' ends, the cards discarded, the empty columns), then,
+  with no chaos left, to more empty columns and fewer discards, then to the order generated.
+* **Transposition table**: one 64-bit hash set of every position generated (the compiled core's
+  ``position_hash``), over the whole search: a position reached again at a later depth is not
+  searched again.
+* **Budget**: positions generated (``nodes``), depths (``max_depth``) and optionally seconds,
+  looked at between depths.
+
+The verdict is ``"won"`` (the line is replayed through the pure rules engine by
+:func:`spider_env.search.solver.solve` before it is returned), ``"lost"`` only when nothing was
+ever left out (no move filtered, no position beyond the width, no budget reached) and nothing
+was left to search, else ``"unknown"``. Beam search rarely proves a loss; the best-first solver
+(:class:`spider_env.search.solver.Solver`) with ``prune=False`` is the one that does.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from spider_env.core.cards import KING, N_RANKS
+from spider_env.core.variants import Variant
+from spider_env.fast.game import (
+    FastGame,
+    apply_action,
+    card_at,
+    column_length,
+    completed_runs,
+    copy_state,
+    deals_left,
+    decode_move,
+    face_down,
+    is_deal,
+    is_move,
+    is_won,
+    legal_buffers,
+    legal_ids,
+    n_columns,
+    n_piles,
+    new_records,
+    new_state,
+    pack,
+    position_hash,
+    top_run,
+    unpack,
+)
+from spider_env.fast.jit import jit, refresh_cache
+from spider_env.search.budget import DEFAULT_BEAM_NODES, check_budget
+
+_WON, _LOST, _UNKNOWN, _RUNNING = 0, 1, 2, 3
+#: Positions kept per depth for each count of deals left (KPatience's SpiderSolver2: 150).
+DEFAULT_WIDTH = 150
+#: Each try after the first is this many times as wide, and there are this many tries.
+DEFAULT_WIDEN, DEFAULT_TRIES = 4, 3
+#: Depths (actions from the root) searched at most.
+DEFAULT_MAX_DEPTH = 1000
+_CHILDREN = 24  # room for children per position kept (more are counted and left out)
+
+# flags of a search (``flags`` array): something was left out / the budget ran out
+F_PRUNED, F_DISCARDED, F_FULL = 0, 1, 2
+
+
+@jit
+def chaos_key(pr: np.ndarray, st: np.ndarray) -> np.int64:
+    """The rank of a position in the beam: lower is better (see the module docstring)."""
+    C = n_columns(pr)
+    chaos = 0
+    ready = 0
+    free = 0
+    for c in range(C):
+        n = column_length(pr, st, c)
+        if n == 0:
+            free += 1
+            continue
+        d = face_down(pr, st, c)
+        chaos += d + 1
+        prev = card_at(pr, st, c, d)
+        for i in range(d + 1, n):
+            x = card_at(pr, st, c, i)
+            if not (x + 1 == prev and x % N_RANKS != KING):
+                chaos += 1
+            prev = x
+        ready += top_run(pr, st, c)
+        base = card_at(pr, st, c, 0) % N_RANKS
+        if base == KING:
+            chaos -= 1
+            continue
+        for j in range(C):
+            m = column_length(pr, st, j)
+            if j != c and m > 0 and card_at(pr, st, j, m - 1) % N_RANKS == base + 1:
+                chaos -= 1
+                break
+    chaos -= min(free, max(chaos, 0))
+    runs = completed_runs(st)
+    ready += 13 * runs + free
+    key = np.int64(max(chaos, 0)) * 4096 + (2047 - ready)
+    key = key * 256
+    if chaos <= 0:
+        key += (15 - min(free, 15)) * 16 + min(runs, 15)
+    return key
+
+
+@jit
+def filtered(pr: np.ndarray, st: np.ndarray, a: int, first_empty: int, stock: int) -> bool:
+    """Whether the legal move ``a`` is left out (see the module docstring); ``first_empty``: the
+    first empty column (-1: none), ``stock``: deals left."""
+    if not is_move(pr, a):
+        return False
+    src, k, dst = decode_move(pr, a)
+    n = column_length(pr, st, src)
+    d = face_down(pr, st, src)
+    moved = card_at(pr, st, src, n - k)
+    split = False
+    if k < n - d:
+        under = card_at(pr, st, src, n - k - 1)
+        split = under == moved + 1 and moved % N_RANKS != KING
+    dn = column_length(pr, st, dst)
+    if dn == 0:
+        if dst != first_empty or k == n:
+            return True
+        return split and stock == 0
+    if split:
+        on = card_at(pr, st, dst, dn - 1)
+        return not (on == moved + 1 and top_run(pr, st, dst) + k > top_run(pr, st, src))
+    return False
+
+
+@jit
+def _insert(table: np.ndarray, h: np.uint64) -> int:
+    """Add ``h`` to the open-addressing hash set: 1 if new, 0 if present, -1 if full."""
+    mask = np.uint64(table.shape[0] - 1)
+    key = h | np.uint64(1)  # 0 marks an empty slot
+    i = key & mask
+    for _ in range(table.shape[0]):
+        cur = table[i]
+        if cur == 0:
+            table[i] = key
+            return 1
+        if cur == key:
+            return 0
+        i = (i + np.uint64(1)) & mask
+    return -1
+
+
+@jit
+def _expand(
+    pr: np.ndarray,
+    frontier: np.ndarray,
+    f_ids: np.ndarray,
+    nf: int,
+    cand: np.ndarray,
+    c_parent: np.ndarray,
+    c_action: np.ndarray,
+    c_key: np.ndarray,
+    c_left: np.ndarray,
+    table: np.ndarray,
+    budget: int,
+    counters: np.ndarray,
+    flags: np.ndarray,
+    prune: bool,
+) -> int:
+    """Generate the children of the ``nf`` positions of ``frontier`` (node ids ``f_ids``) not
+    seen before into the candidate buffers; returns how many, or ``-1 - j`` when child ``j`` of
+    the buffers wins (its parent and action are in ``c_parent[j]``, ``c_action[j]``).
+    ``counters``: positions generated (all depths), positions expanded, children left out for
+    want of room."""
+    st = new_state(pr)
+    child = new_state(pr)
+    ids, keys = legal_buffers(pr)
+    C = n_columns(pr)
+    cap = cand.shape[0]
+    nc = 0
+    for f in range(nf):
+        unpack(pr, frontier[f], st)
+        counters[1] += 1
+        n = legal_ids(pr, st, ids, keys)
+        first_empty = -1
+        for c in range(C):
+            if column_length(pr, st, c) == 0:
+                first_empty = c
+                break
+        stock = deals_left(pr, st)
+        forced = -1
+        if prune:
+            for i in range(n):
+                if not is_move(pr, ids[i]) and not is_deal(pr, ids[i]):
+                    forced = ids[i]  # a discard: made at once
+                    break
+        for i in range(n):
+            a = ids[i]
+            if prune and (
+                (forced >= 0 and a != forced)
+                or (forced < 0 and filtered(pr, st, a, first_empty, stock))
+            ):
+                flags[F_PRUNED] = 1
+                continue
+            copy_state(pr, st, child)
+            apply_action(pr, child, a)
+            if counters[0] >= budget:
+                flags[F_FULL] = 1
+                return nc
+            fresh = _insert(table, position_hash(pr, child))
+            if fresh == 0:
+                continue
+            if fresh < 0:
+                flags[F_FULL] = 1
+                return nc
+            counters[0] += 1
+            if nc >= cap:
+                flags[F_DISCARDED] = 1
+                counters[2] += 1
+                continue
+            c_parent[nc] = f_ids[f]
+            c_action[nc] = a
+            if is_won(pr, child):
+                return -1 - nc
+            pack(pr, child, cand[nc])
+            c_key[nc] = chaos_key(pr, child)
+            c_left[nc] = deals_left(pr, child)
+            nc += 1
+    return nc
+
+
+@jit
+def _select(
+    cand: np.ndarray,
+    c_parent: np.ndarray,
+    c_action: np.ndarray,
+    c_key: np.ndarray,
+    c_left: np.ndarray,
+    nc: int,
+    width: int,
+    n_buckets: int,
+    frontier: np.ndarray,
+    f_ids: np.ndarray,
+    parent: np.ndarray,
+    action: np.ndarray,
+    n_nodes: int,
+    flags: np.ndarray,
+) -> int:
+    """Keep the best ``width`` candidates of each count of deals left as the next frontier
+    (node ids from ``n_nodes`` on, their parents and actions recorded); returns its size."""
+    order = np.argsort(c_key[:nc], kind="mergesort")
+    counts = np.zeros(n_buckets, dtype=np.int64)
+    nf = 0
+    for j in order:
+        b = c_left[j]
+        if counts[b] >= width:
+            flags[F_DISCARDED] = 1
+            continue
+        counts[b] += 1
+        frontier[nf, :] = cand[j, :]
+        node = n_nodes + nf
+        parent[node] = c_parent[j]
+        action[node] = c_action[j]
+        f_ids[nf] = node
+        nf += 1
+    return nf
+
+
+class BeamSolver:
+    """A reusable beam-search solver for one variant (see the module docstring).
+
+    The search runs with the beam ``width`` (positions kept per depth for each count of deals
+    left) and, while it has found nothing, again ``widen`` times as wide, ``tries`` times in
+    all (150, 600, 2400 by default: most 4-suit deals are won at the first width in under a
+    second; the wider beams win most of the rest). ``nodes``: positions generated at most, all
+    tries together (default :data:`DEFAULT_BEAM_NODES`); ``max_depth``: actions from the root
+    at most; ``prune``: leave out the moves the filter leaves out (``False``: every legal move;
+    a loss is then proven by a try whose beam never overflowed). :meth:`run` takes a state
+    vector of :attr:`game` and returns ``(verdict code, line)``, with the counts of the search
+    in :attr:`used` (positions generated), :attr:`expanded`, :attr:`depth` (of the last
+    try), :attr:`widths` (the widths tried) and :attr:`stopped` (``"nodes"``, ``"seconds"``,
+    ``"depth"`` or ``""``).
+    """
+
+    def __init__(
+        self,
+        variant: Variant,
+        nodes: int = DEFAULT_BEAM_NODES,
+        *,
+        width: int = DEFAULT_WIDTH,
+        widen: int = DEFAULT_WIDEN,
+        tries: int = DEFAULT_TRIES,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        prune: bool = True,
+    ) -> None:
+        self.nodes, _ = check_budget(nodes, None)
+        for name, value, low, top in (
+            ("width", width, 1, 100_000),
+            ("widen", widen, 1, 100),
+            ("tries", tries, 1, 10),
+            ("max_depth", max_depth, 1, 100_000),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= top:
+                raise ValueError(f"{name} must be an int in {low}..{top:,}, got {value!r}")
+        if variant.undo:
+            variant = variant.with_options(undo=False)
+        self.variant = variant
+        self.width = width
+        self.widen = widen
+        self.tries = tries
+        self.max_depth = max_depth
+        self.prune = bool(prune)
+        self.game = FastGame(variant)
+        self.pr = self.game.params
+        self.buckets = n_piles(self.pr) + 1
+        self._buffers: dict[int, tuple[np.ndarray, ...]] = {}
+        self._table = np.zeros(0, dtype=np.uint64)
+        self.used = 0
+        self.expanded = 0
+        self.depth = 0
+        self.widths: list[int] = []
+        self.stopped = ""
+
+    def _bufs(self, width: int) -> tuple[np.ndarray, ...]:
+        """The frontier and candidate buffers of a beam ``width`` wide (kept for reuse)."""
+        if width not in self._buffers:
+            front = width * self.buckets
+            n = front * _CHILDREN
+            self._buffers[width] = (
+                new_records(self.pr, front),  # frontier
+                np.empty(front, dtype=np.int32),  # its node ids
+                new_records(self.pr, n),  # candidates
+                np.empty(n, dtype=np.int32),  # their parents
+                np.empty(n, dtype=np.int32),  # their actions
+                np.empty(n, dtype=np.int64),  # their keys
+                np.empty(n, dtype=np.int64),  # their deals left
+            )
+        return self._buffers[width]
+
+    def _fresh_table(self, nodes: int) -> np.ndarray:
+        size = 1 << max(12, (2 * nodes).bit_length())
+        if self._table.shape[0] != size:
+            self._table = np.zeros(size, dtype=np.uint64)
+        else:
+            self._table.fill(0)
+        return self._table
+
+    def run(self, root: np.ndarray, seconds: float | None = None) -> tuple[int, list[int]]:
+        """Search from the state vector ``root``: ``(verdict code, winning line)``."""
+        deadline = None if seconds is None else time.perf_counter() + seconds
+        self.used = self.expanded = self.depth = 0
+        self.widths = []
+        self.stopped = ""
+        if self.game.won(root):
+            return _WON, []
+        width = self.width
+        for _ in range(self.tries):
+            self.widths.append(width)
+            code, line = self._beam(root, width, deadline)
+            if code != _UNKNOWN or self.stopped in ("nodes", "seconds"):
+                return code, line
+            width *= self.widen
+        return _UNKNOWN, []
+
+    def _beam(self, root: np.ndarray, width: int, deadline: float | None) -> tuple[int, list[int]]:
+        """One beam search ``width`` wide from ``root``, with what is left of the budget."""
+        pr = self.pr
+        left = self.nodes - self.used
+        if left <= 0:
+            self.stopped = "nodes"
+            return _UNKNOWN, []
+        frontier, f_ids, cand, c_parent, c_action, c_key, c_left = self._bufs(width)
+        # the table holds what this try may generate: at most what a depth can make, times the
+        # depths (far fewer in practice), within the budget
+        table = self._fresh_table(min(left, frontier.shape[0] * 64 * self.max_depth))
+        parent = np.empty(frontier.shape[0] * self.max_depth + 1, dtype=np.int32)
+        action = np.empty_like(parent)
+        parent[0] = action[0] = -1
+        pack(pr, root, frontier[0])
+        f_ids[0] = 0
+        nf, n_nodes = 1, 1
+        _insert(table, np.uint64(position_hash(pr, root)))
+        counters = np.zeros(3, dtype=np.int64)
+        flags = np.zeros(3, dtype=np.int64)
+        used0, expanded0 = self.used, self.expanded
+        self.depth = 0
+        self.stopped = ""
+        try:
+            while True:
+                if self.depth >= self.max_depth:
+                    self.stopped = "depth"
+                    return _UNKNOWN, []
+                if deadline is not None and time.perf_counter() >= deadline:
+                    self.stopped = "seconds"
+                    return _UNKNOWN, []
+                nc = _expand(
+                    pr, frontier, f_ids, nf, cand, c_parent, c_action, c_key, c_left, table,
+                    left, counters, flags, self.prune,
+                )  # fmt: skip
+                self.depth += 1
+                if nc < 0:
+                    j = -1 - nc
+                    line = [int(c_action[j])]
+                    node = int(c_parent[j])
+                    while node > 0:
+                        line.append(int(action[node]))
+                        node = int(parent[node])
+                    line.reverse()
+                    return _WON, line
+                if flags[F_FULL]:
+                    self.stopped = "nodes"
+                    return _UNKNOWN, []
+                if nc == 0:
+                    complete = not flags[F_PRUNED] and not flags[F_DISCARDED]
+                    return (_LOST if complete else _UNKNOWN), []
+                nf = _select(
+                    cand, c_parent, c_action, c_key, c_left, nc, width, self.buckets,
+                    frontier, f_ids, parent, action, n_nodes, flags,
+                )  # fmt: skip
+                n_nodes += nf
+        finally:
+            self.used = used0 + int(counters[0])
+            self.expanded = expanded0 + int(counters[1])
+            self.overflow = int(counters[2])
+
+
+__all__ = [
+    "DEFAULT_BEAM_NODES",
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_TRIES",
+    "DEFAULT_WIDEN",
+    "DEFAULT_WIDTH",
+    "BeamSolver",
+    "chaos_key",
+    "filtered",
+]
+
+
+refresh_cache(globals())
