@@ -23,7 +23,7 @@ GYMNASIUM_TESTS := tests/test_env.py tests/test_vector.py tests/test_env_vector.
 	tests/test_action_space.py tests/test_backends.py tests/test_variants_env.py \
 	tests/test_action_features.py tests/test_sb3_vec.py
 
-.PHONY: install test test-gymnasium-oldest lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder solver-table rl-recipe rl-table rl-1suit rl-2suit
+.PHONY: install test test-gymnasium-oldest lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder solver-table rl-recipe rl-table rl-1suit rl-2suit rl-4suit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -107,6 +107,13 @@ rl-2suit: $(STAMP)
 	  --out runs/ppo_2suit
 	$(VENV)/bin/spider-env evaluate --agent runs/ppo_2suit/model.zip --agent greedy --suits 2 \
 	  --deals 0:1000 --jobs 2 --json runs/ppo_2suit/test.json
+
+RL_4SUIT_STEPS ?= 8000000
+rl-4suit: $(STAMP)
+	$(PY) examples/batched_ppo.py --suits 4 --reward-mode shaped --timesteps $(RL_4SUIT_STEPS) \
+	  --eval-every 2000000 --out runs/ppo_4suit
+	$(VENV)/bin/spider-env evaluate --agent runs/ppo_4suit/model.zip --agent greedy --suits 4 \
+	  --deals 0:1000 --jobs 2 --json runs/ppo_4suit/test.json
 
 rl-table: $(STAMP)
 	$(VENV)/bin/spider-env evaluate --agent random --agent greedy --agent lookahead \
