@@ -120,13 +120,18 @@ rl-table: $(STAMP)
 	  --agent runs/rl_1suit/bc.zip --agent docs/models/rl_1suit_recipe.zip --suits 1 --deals 0:1000 \
 	  --jobs 2 --json docs/rl/test_1suit.json
 
-# The solver alone on deals 0..999 of every variant of the ladder (docs/ladder/solve-*.csv).
+# The solver alone (its default: the beam) on deals 0..999 of every variant, every card known
+# (docs/solver/V-0_1000.csv), then the table of the README's solver section. About 2 hours here
+# (the 4-suit games take most of it); SOLVER_VARIANTS="spider-2suit scorpion" for a part.
+SOLVER_VARIANTS ?= spider-1suit spider-2suit spider-4suit simple-simon scorpion spiderette-1suit \
+  spiderette-2suit spiderette-4suit spider-tournament-1suit spider-tournament-2suit \
+  spider-relaxed-1suit spider-relaxed-2suit spider-relaxed-4suit spider-culbertson \
+  pysol-spider-1suit pysol-spider-2suit pysol-spider-4suit
 solver-table: $(STAMP)
-	for v in spider-1suit spider-2suit spider-4suit simple-simon spiderette-1suit \
-	    spiderette-2suit spiderette-4suit scorpion spider-tournament-1suit \
-	    spider-tournament-2suit; do \
-	  $(VENV)/bin/spider-env solve --variant $$v --deals 0:1000 --nodes 1000000 --jobs 2 \
-	    --quiet --csv docs/ladder/solve-$$v-0_1000.csv || exit 1; done
+	for v in $(SOLVER_VARIANTS); do \
+	  $(VENV)/bin/spider-env solve --variant $$v --deals 0:1000 --jobs 2 --quiet \
+	    --csv docs/solver/$$v-0_1000.csv || exit 1; done
+	$(PY) benchmarks/solver_table.py --dir docs/solver
 
 # The compiled core (spider_env/fast) against the pure engine (spider_env/core), the
 # specification: 1,000,000 steps of random play per registered variant, every step compared

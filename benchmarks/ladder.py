@@ -5,7 +5,8 @@ the same deals, for one variant. Produces one row of the README's table.
 
 runs, one after the other (each with ``--jobs``):
 
-1. ``spider-env solve --variant V --deals D --nodes N --csv ...`` (every card known);
+1. ``spider-env solve --variant V --deals D [--nodes N] --csv ...`` (every card known; the
+   solver's default method and budget unless ``--solver-nodes`` is given);
 2. ``spider-env evaluate --agent greedy --agent EXPERT --variant V --deals D --csv ...``;
 
 and prints a markdown row: deals, solver-winnable share, greedy and expert win rates (95%
@@ -26,8 +27,9 @@ import tempfile
 from pathlib import Path
 
 from spider_env.apps.evaluation.stats import format_p, mcnemar_exact, wilson_interval
+from spider_env.core.variants import get_variant
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
-from spider_env.search.budget import DEFAULT_NODES
+from spider_env.search.solver import default_method, default_nodes
 
 
 def run(cmd: list[str]) -> None:
@@ -41,7 +43,9 @@ def main() -> int:
     ap.add_argument("--deals", default="0:1000")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--expert", default="expert", help="the expert's spec (expert:samples=..)")
-    ap.add_argument("--solver-nodes", type=int, default=DEFAULT_NODES)
+    ap.add_argument(
+        "--solver-nodes", type=int, default=None, help="the solver's budget (default: its own)"
+    )
     ap.add_argument("--max-steps", type=int, default=DEFAULT_MAX_EPISODE_STEPS)
     ap.add_argument("--skip-solver", action="store_true", help="only greedy and the expert")
     ap.add_argument("--json", help="write the numbers here")
@@ -55,8 +59,9 @@ def main() -> int:
     eval_csv = tmp / f"{stem}-{a.expert.replace(':', '_').replace(',', '_')}-evaluate.csv"
     jobs = ["--jobs", str(a.jobs)]
     if not a.skip_solver:
-        run([exe, "solve", "--variant", a.variant, "--deals", a.deals, "--nodes",
-             str(a.solver_nodes), "--csv", str(solved_csv), "--quiet", *jobs])  # fmt: skip
+        budget = [] if a.solver_nodes is None else ["--nodes", str(a.solver_nodes)]
+        run([exe, "solve", "--variant", a.variant, "--deals", a.deals, *budget,
+             "--csv", str(solved_csv), "--quiet", *jobs])  # fmt: skip
     run([exe, "evaluate", "--agent", "greedy", "--agent", a.expert, "--variant", a.variant,
          "--deals", a.deals, "--max-steps", str(a.max_steps), "--csv", str(eval_csv),
          "--no-progress", *jobs])  # fmt: skip
@@ -93,7 +98,9 @@ def main() -> int:
         with open(solved_csv, newline="") as f:
             verdict = {int(r["deal"]): r["verdict"] for r in csv.DictReader(f)}
         winnable = [d for d in deals if verdict.get(d) == "won"]
-        out["solver_nodes"] = a.solver_nodes
+        out["solver_nodes"] = a.solver_nodes or default_nodes(
+            default_method(get_variant(a.variant))
+        )
         out["solver_won"] = len(winnable)
         out["solver_lost"] = sum(1 for d in deals if verdict.get(d) == "lost")
         out["expert_won_of_winnable"] = sum(1 for d in winnable if won[expert_name, d])

@@ -12,6 +12,7 @@ import os
 import pickle
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import permute_hidden
@@ -166,7 +167,10 @@ def test_with_no_hidden_card_one_layout_is_searched(name: str, per_decision: int
         ("expert:samples=0", "samples must be an int >= 1, got 0"),
         ("expert:nodes=-5", "nodes must be an int >= 1, got -5"),
         ("expert:stage_nodes=0", "stage_nodes must be an int >= 1, got 0"),
-        ("expert:foo=1", "bad expert budget 'foo=1'.*samples, nodes, stage_nodes"),
+        ("expert:foo=1", "bad expert budget 'foo=1'.*samples, nodes, width, stage_nodes"),
+        ("expert:width=-1", "width must be an int >= 0, got -1"),
+        ("expert:stage_nodes=100", "stage_nodes is a budget of best-first search"),
+        ("expert:width=50000", "samples x width must be at most 100,000"),
         ("expert:", "bad expert budget ''"),
         ("expert:samples=2,,nodes=3000", "bad expert budget ''"),
         ("expert:samples", "bad expert budget 'samples'"),
@@ -182,11 +186,27 @@ def test_bad_specs_are_refused_naming_the_problem(spec: str, message: str) -> No
 
 
 def test_specs_set_the_budget_and_the_name() -> None:
-    agent = make_agent("expert:nodes=5000,samples=3,stage_nodes=1000", "spider-1suit")
+    agent = make_agent("expert:nodes=5000,samples=3,width=0,stage_nodes=1000", "spider-1suit")
     assert isinstance(agent, ExpertAgent)
-    assert (agent.samples, agent.nodes, agent.stage_nodes) == (3, 5000, 1000)
-    assert agent.name == "expert:samples=3,nodes=5000,stage_nodes=1000"
+    assert (agent.samples, agent.nodes, agent.width, agent.stage_nodes) == (3, 5000, 0, 1000)
+    assert agent.name == "expert:samples=3,nodes=5000,width=0,stage_nodes=1000"
+    beam = make_agent("expert:width=20", "spider-1suit")
+    assert isinstance(beam, ExpertAgent) and beam.width == 20
+    assert beam.name == "expert:samples=4,nodes=100000,width=20"
     assert make_agent("expert", "spider-1suit").name == "expert"
+
+
+@pytest.mark.parametrize(("width", "kind"), [(0, "Solver"), (10, "BeamSolver")])
+def test_width_chooses_the_solver_of_the_samples(width: int, kind: str) -> None:
+    agent = ExpertAgent("spider-2suit", 0, width=width)
+    env = gym.make("Spider-v0", suits=2)
+    obs, info = env.reset(seed=0, options={"deal": 3})
+    for _ in range(5):
+        a = agent.act(obs, info["action_mask"], info)
+        obs, _, term, trunc, info = env.step(a)
+        assert not (term or trunc)
+    assert type(agent._solver).__name__ == kind
+    assert agent.searches > 0
 
 
 @pytest.mark.parametrize(

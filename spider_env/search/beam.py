@@ -69,13 +69,15 @@ from spider_env.fast.jit import jit, refresh_cache
 from spider_env.search.budget import DEFAULT_BEAM_NODES, check_budget
 
 _WON, _LOST, _UNKNOWN, _RUNNING = 0, 1, 2, 3
-#: Positions kept per depth for each count of deals left (KPatience's SpiderSolver2: 150).
-DEFAULT_WIDTH = 150
+#: Positions kept per depth for each count of deals left, at the first try (KPatience's
+#: SpiderSolver2 keeps 150; starting narrow and widening measured faster: README, solver).
+DEFAULT_WIDTH = 25
 #: Each try after the first is this many times as wide, and there are this many tries.
-DEFAULT_WIDEN, DEFAULT_TRIES = 4, 3
+DEFAULT_WIDEN, DEFAULT_TRIES = 4, 5
 #: Depths (actions from the root) searched at most.
 DEFAULT_MAX_DEPTH = 1000
 _CHILDREN = 24  # room for children per position kept (more are counted and left out)
+_TABLE_START = 1 << 16  # slots of the transposition table at the start of a try
 
 # flags of a search (``flags`` array): something was left out / the budget ran out
 F_PRUNED, F_DISCARDED, F_FULL = 0, 1, 2
@@ -161,6 +163,18 @@ def _insert(table: np.ndarray, h: np.uint64) -> int:
             return 0
         i = (i + np.uint64(1)) & mask
     return -1
+
+
+@jit
+def _rehash(old: np.ndarray, new: np.ndarray) -> None:
+    """Insert every key of the hash set ``old`` into the empty, larger ``new``."""
+    mask = np.uint64(new.shape[0] - 1)
+    for key in old:
+        if key != 0:
+            i = key & mask
+            while new[i] != 0:
+                i = (i + np.uint64(1)) & mask
+            new[i] = key
 
 
 @jit
@@ -284,15 +298,15 @@ class BeamSolver:
 
     The search runs with the beam ``width`` (positions kept per depth for each count of deals
     left) and, while it has found nothing, again ``widen`` times as wide, ``tries`` times in
-    all (150, 600, 2400 by default: most 4-suit deals are won at the first width in under a
-    second; the wider beams win most of the rest). ``nodes``: positions generated at most, all
-    tries together (default :data:`DEFAULT_BEAM_NODES`); ``max_depth``: actions from the root
-    at most; ``prune``: leave out the moves the filter leaves out (``False``: every legal move;
-    a loss is then proven by a try whose beam never overflowed). :meth:`run` takes a state
-    vector of :attr:`game` and returns ``(verdict code, line)``, with the counts of the search
-    in :attr:`used` (positions generated), :attr:`expanded`, :attr:`depth` (of the last
-    try), :attr:`widths` (the widths tried) and :attr:`stopped` (``"nodes"``, ``"seconds"``,
-    ``"depth"`` or ``""``).
+    all (25, 100, 400, 1600, 6400 by default: most deals are won by the narrow beams in a
+    fraction of a second; the wide ones win most of the rest). ``nodes``: positions generated
+    at most, all tries together (default :data:`DEFAULT_BEAM_NODES`); ``max_depth``: actions
+    from the root at most; ``prune``: leave out the moves the filter leaves out (``False``:
+    every legal move; a loss is then proven by a try whose beam never overflowed). :meth:`run`
+    takes a state vector of :attr:`game` and returns ``(verdict code, line)``, with the counts
+    of the search in :attr:`used` (positions generated), :attr:`expanded`, :attr:`depth` (of
+    the last try), :attr:`widths` (the widths tried) and :attr:`stopped` (``"nodes"``,
+    ``"seconds"``, ``"depth"`` or ``""``).
     """
 
     def __init__(
@@ -350,13 +364,26 @@ class BeamSolver:
             )
         return self._buffers[width]
 
-    def _fresh_table(self, nodes: int) -> np.ndarray:
-        size = 1 << max(12, (2 * nodes).bit_length())
-        if self._table.shape[0] != size:
-            self._table = np.zeros(size, dtype=np.uint64)
+    def _fresh_table(self) -> np.ndarray:
+        """An empty transposition table, small at first (:meth:`_room` grows it)."""
+        if self._table.shape[0] != _TABLE_START:
+            self._table = np.zeros(_TABLE_START, dtype=np.uint64)
         else:
             self._table.fill(0)
         return self._table
+
+    def _room(self, table: np.ndarray, held: int, coming: int) -> np.ndarray:
+        """``table`` (holding ``held`` keys), or a larger copy if ``coming`` more keys would
+        fill it beyond half."""
+        size = table.shape[0]
+        while 2 * (held + coming) > size:
+            size *= 4
+        if size == table.shape[0]:
+            return table
+        grown = np.zeros(size, dtype=np.uint64)
+        _rehash(table, grown)
+        self._table = grown
+        return grown
 
     def run(self, root: np.ndarray, seconds: float | None = None) -> tuple[int, list[int]]:
         """Search from the state vector ``root``: ``(verdict code, winning line)``."""
@@ -383,9 +410,7 @@ class BeamSolver:
             self.stopped = "nodes"
             return _UNKNOWN, []
         frontier, f_ids, cand, c_parent, c_action, c_key, c_left = self._bufs(width)
-        # the table holds what this try may generate: at most what a depth can make, times the
-        # depths (far fewer in practice), within the budget
-        table = self._fresh_table(min(left, frontier.shape[0] * 64 * self.max_depth))
+        table = self._fresh_table()
         parent = np.empty(frontier.shape[0] * self.max_depth + 1, dtype=np.int32)
         action = np.empty_like(parent)
         parent[0] = action[0] = -1
@@ -406,6 +431,9 @@ class BeamSolver:
                 if deadline is not None and time.perf_counter() >= deadline:
                     self.stopped = "seconds"
                     return _UNKNOWN, []
+                # room for every child this depth can make (at most every action of each
+                # position), so the table is never more than half full
+                table = self._room(table, int(counters[0]) + 1, min(nf * self.game.n_actions, left))
                 nc = _expand(
                     pr, frontier, f_ids, nf, cand, c_parent, c_action, c_key, c_left, table,
                     left, counters, flags, self.prune,
