@@ -228,6 +228,21 @@ def test_deal_whose_every_line_dead_ends_is_lost_by_a_beam_that_keeps_everything
     assert (r.verdict, r.line, r.budget) == ("lost", (), "")
 
 
+# Deals the beam proves lost at its defaults (docs/solver/*-0_1000.csv); each is checked here by
+# the pure engine's own exhaustive search.
+PROVEN_LOST = [("simple-simon", 12), ("simple-simon", 170), ("scorpion", 1), ("scorpion", 17)]
+
+
+@pytest.mark.parametrize(("variant", "deal"), PROVEN_LOST)
+def test_losses_the_beam_proves_are_losses_by_exhaustive_search(variant: str, deal: int) -> None:
+    from test_solver import exhaustive_outcome
+
+    s = deal_state(variant, deal)
+    r = solve(s, method="beam")
+    assert (r.verdict, r.line, r.budget) == ("lost", (), "")
+    assert exhaustive_outcome(s, limit=300_000) == "lost"
+
+
 def test_a_narrow_beam_that_loses_positions_claims_no_loss() -> None:
     s = deal_state("simple-simon", 3)
     solver = BeamSolver(s.variant, 2_000_000, width=1, tries=1, prune=False)
