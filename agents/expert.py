@@ -4,11 +4,13 @@ What it sees is what a player sees: the observation and the mask. The unseen car
 and the stock) are known as a multiset (the deck minus every card in view or in a completed run), so
 the agent draws ``samples`` layouts of them uniformly at random
 (:meth:`~spider_env.observation.view.TableView.to_state`), each consistent with everything seen, and
-solves each with the perfect-information solver (:class:`spider_env.search.solver.Solver`, ``nodes``
-positions per search). Every sample whose search found a win votes for the first move of its line;
-the move with the most votes is played (ties: the lowest action id). A sample still following the
-line of an earlier search votes ``1 + INCUMBENT_BONUS``, so that two samples with different plans do
-not take turns undoing each other's moves. When no sample has a winning line, the lookahead agent
+solves each with the perfect-information solver (a beam ``width`` wide,
+:class:`spider_env.search.beam.BeamSolver`, one try of at most ``nodes`` positions; ``width=0``:
+best-first search, :class:`spider_env.search.solver.Solver`). Every sample whose search found a
+win votes for the first move of its line; the move with the most votes is played (ties: the
+lowest action id). A sample still following the line of an earlier search votes
+``1 + INCUMBENT_BONUS``, so that two samples with different plans do not take turns undoing each
+other's moves. When no sample has a winning line, the lookahead agent
 (:class:`agents.lookahead.LookaheadAgent`) moves.
 
 Samples and lines are kept between decisions:
