@@ -84,7 +84,7 @@ ladder: $(STAMP)
 	for v in spiderette-1suit spiderette-2suit spiderette-4suit scorpion \
 	    spider-tournament-1suit spider-tournament-2suit; do \
 	  $(LADDER) --variant $$v --deals 0:50 --json docs/ladder/$$v.json || exit 1; done
-	$(LADDER) --variant spider-1suit --deals 0:100 --expert expert:samples=8,nodes=100000 \
+	$(LADDER) --variant spider-1suit --deals 0:100 --expert expert:samples=8,nodes=100000,width=0 \
 	  --skip-solver --json docs/ladder/spider-1suit-strong.json
 
 # The RL recipe (README, "The RL recipe"): lookahead's games, behaviour cloning, MaskablePPO

@@ -16,7 +16,7 @@ from spider_env.core.cards import KING, N_RANKS
 from spider_env.core.deals import generate_deal
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, get_variant
-from spider_env.search.beam import BeamSolver, chaos_key, filtered
+from spider_env.search.beam import BeamSolver, chaos_key, filtered, first_empties
 from spider_env.search.solver import default_method, solve
 
 
@@ -90,8 +90,12 @@ def _filter_of(state: State, action: int) -> bool:
     assert action in rules.legal_actions(state)  # the filter only ever sees legal moves
     game = FastGame(state.variant)
     st = game.from_state(state)
+    dealt = state.variant.dealt_columns
     empty = [c for c, col in enumerate(state.cols) if not col]
-    return bool(filtered(game.params, st, action, empty[0] if empty else -1, state.deals_left))
+    first = [c for c in empty if c < dealt][:1] or [-1]
+    first_free = [c for c in empty if c >= dealt][:1] or [-1]
+    assert first_empties(game.params, st) == (first[0], first_free[0])
+    return bool(filtered(game.params, st, action, first[0], first_free[0], state.deals_left))
 
 
 def _split_position(piles: int) -> State:
@@ -141,6 +145,20 @@ def test_split_into_an_empty_column_only_while_the_stock_lasts() -> None:
     assert not _filter_of(_split_position(1), mv(_split_position(1), 1, 0, 3))
     s = _split_position(0)
     assert _filter_of(s, mv(s, 1, 0, 3))
+
+
+def test_a_free_column_is_a_target_of_its_own_kind() -> None:
+    # the 1-suit tournament game: 8 dealt columns and a free one (never dealt to)
+    v = get_variant("spider-tournament-1suit").with_options(undo=False)  # as the solver plays it
+    assert v.dealt_columns == v.n_columns - 1
+    cols = ["* 9S 8S 7S", "8S", "-", "-", "KS", "QS", "JS", "TS", "-"]
+    s = position(cols, variant=v, piles=1)
+    free = v.n_columns - 1
+    assert not _filter_of(s, mv(s, 1, 0, 2))  # the first empty dealt column
+    assert _filter_of(s, mv(s, 1, 0, 3))  # a second one: renamed
+    assert not _filter_of(s, mv(s, 1, 0, free))  # the free column is another kind
+    assert not _filter_of(s, mv(s, 1, 4, free))  # a whole column into the free one: not a rename
+    assert _filter_of(s, mv(s, 1, 4, 2))  # a whole column into an empty dealt one: a rename
 
 
 def test_deals_are_never_left_out() -> None:

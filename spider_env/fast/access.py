@@ -20,6 +20,7 @@ from spider_env.fast.layout import (
     HEADER,
     P_ANYSUIT,
     P_C,
+    P_DEALT,
     P_DECODE_AT,
     P_L,
     P_NACT,
@@ -93,6 +94,12 @@ def legal_buffers(pr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 # --- a position -----------------------------------------------------------------------------------
+
+
+@jit_inline
+def dealt_columns(pr: np.ndarray) -> int:
+    """Columns the stock deals to (the first ones; the rest are free columns)."""
+    return pr[P_DEALT]
 
 
 @jit_inline

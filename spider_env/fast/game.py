@@ -13,9 +13,10 @@ module (and ``spider_env``) does not import numba.
   ``apply_action(pr, st, a)`` (play legal ``a`` in place; returns the columns changed),
   ``is_won(pr, st)``, ``completed_runs(st)``, ``deals_left(pr, st)``, and
   ``position_hash(pr, st)``, the one hash of a position (no counters);
-* the variant: ``n_columns(pr)``, ``n_piles(pr)``, ``builds_any_suit(pr)``, ``is_move(pr, a)``,
-  ``is_deal(pr, a)``, ``decode_move(pr, a) -> (src, cards, dst)`` (``core.actions.move_parts``),
-  and buffers: ``new_state(pr)``, ``legal_buffers(pr) -> (ids, keys)``;
+* the variant: ``n_columns(pr)``, ``dealt_columns(pr)``, ``n_piles(pr)``,
+  ``builds_any_suit(pr)``, ``is_move(pr, a)``, ``is_deal(pr, a)``,
+  ``decode_move(pr, a) -> (src, cards, dst)`` (``core.actions.move_parts``), and buffers:
+  ``new_state(pr)``, ``legal_buffers(pr) -> (ids, keys)``;
 * a position: ``column_length(pr, st, c)``, ``face_down(pr, st, c)``, ``card_at(pr, st, c, i)``
   (deepest first), ``top_run(pr, st, c)`` (the suited run at its end),
   ``pile_size(pr, st, j)``, ``pile_card(pr, st, j, i)``, ``moves_made(st)``,
@@ -69,6 +70,7 @@ _COMPILED = {
     "spider_env.fast.access": (
         "n_columns",
         "n_piles",
+        "dealt_columns",
         "builds_any_suit",
         "is_move",
         "is_deal",

@@ -49,6 +49,7 @@ from spider_env.fast.game import (
     completed_runs,
     copy_state,
     deals_left,
+    dealt_columns,
     decode_move,
     face_down,
     is_deal,
@@ -124,9 +125,26 @@ def chaos_key(pr: np.ndarray, st: np.ndarray) -> np.int64:
 
 
 @jit
-def filtered(pr: np.ndarray, st: np.ndarray, a: int, first_empty: int, stock: int) -> bool:
-    """Whether the legal move ``a`` is left out (see the module docstring); ``first_empty``: the
-    first empty column (-1: none), ``stock``: deals left."""
+def first_empties(pr: np.ndarray, st: np.ndarray) -> tuple[int, int]:
+    """The first empty dealt column and the first empty free column (-1: none)."""
+    dealt = -1
+    free = -1
+    D = dealt_columns(pr)
+    for c in range(n_columns(pr)):
+        if column_length(pr, st, c) == 0:
+            if c < D and dealt < 0:
+                dealt = c
+            elif c >= D and free < 0:
+                free = c
+    return dealt, free
+
+
+@jit
+def filtered(
+    pr: np.ndarray, st: np.ndarray, a: int, empty_dealt: int, empty_free: int, stock: int
+) -> bool:
+    """Whether the legal move ``a`` is left out (see the module docstring); ``empty_dealt`` /
+    ``empty_free``: the first empty dealt / free column (-1: none), ``stock``: deals left."""
     if not is_move(pr, a):
         return False
     src, k, dst = decode_move(pr, a)
@@ -139,8 +157,11 @@ def filtered(pr: np.ndarray, st: np.ndarray, a: int, first_empty: int, stock: in
         split = under == moved + 1 and moved % N_RANKS != KING
     dn = column_length(pr, st, dst)
     if dn == 0:
-        if dst != first_empty or k == n:
+        D = dealt_columns(pr)
+        if dst != (empty_dealt if dst < D else empty_free):
             return True
+        if k == n and (src < D) == (dst < D):
+            return True  # the same position with two columns of a kind renamed
         return split and stock == 0
     if split:
         on = card_at(pr, st, dst, dn - 1)
@@ -202,18 +223,13 @@ def _expand(
     st = new_state(pr)
     child = new_state(pr)
     ids, keys = legal_buffers(pr)
-    C = n_columns(pr)
     cap = cand.shape[0]
     nc = 0
     for f in range(nf):
         unpack(pr, frontier[f], st)
         counters[1] += 1
         n = legal_ids(pr, st, ids, keys)
-        first_empty = -1
-        for c in range(C):
-            if column_length(pr, st, c) == 0:
-                first_empty = c
-                break
+        empty_dealt, empty_free = first_empties(pr, st)
         stock = deals_left(pr, st)
         forced = -1
         if prune:
@@ -225,7 +241,7 @@ def _expand(
             a = ids[i]
             if prune and (
                 (forced >= 0 and a != forced)
-                or (forced < 0 and filtered(pr, st, a, first_empty, stock))
+                or (forced < 0 and filtered(pr, st, a, empty_dealt, empty_free, stock))
             ):
                 flags[F_PRUNED] = 1
                 continue
@@ -474,6 +490,7 @@ __all__ = [
     "BeamSolver",
     "chaos_key",
     "filtered",
+    "first_empties",
 ]
 
 
