@@ -10,28 +10,14 @@ import random
 
 import pytest
 from conftest import mv, position, run
+from test_solver import deal_state, exhaustive_outcome, replays_to_win
 
 from spider_env.core import rules
 from spider_env.core.cards import KING, N_RANKS
-from spider_env.core.deals import generate_deal
 from spider_env.core.state import State
 from spider_env.core.variants import VARIANTS, get_variant
 from spider_env.search.beam import BeamSolver, chaos_key, filtered, first_empties
 from spider_env.search.solver import default_method, solve
-
-
-def deal_state(variant: str, deal: int) -> State:
-    return State.from_deal(generate_deal(variant, deal))
-
-
-def replays_to_win(state: State, line: tuple[int, ...]) -> bool:
-    s = state
-    for a in line:
-        if a not in rules.legal_actions(s):
-            return False
-        s = rules.apply(s, a)
-    return s.won
-
 
 # --- won lines, every variant family ------------------------------------------------------------
 # A deal of each registered variant that the beam wins (a second or less).
@@ -253,8 +239,6 @@ PROVEN_LOST = [("simple-simon", 12), ("simple-simon", 170), ("scorpion", 1), ("s
 
 @pytest.mark.parametrize(("variant", "deal"), PROVEN_LOST)
 def test_losses_the_beam_proves_are_losses_by_exhaustive_search(variant: str, deal: int) -> None:
-    from test_solver import exhaustive_outcome
-
     s = deal_state(variant, deal)
     r = solve(s, method="beam")
     assert (r.verdict, r.line, r.budget) == ("lost", (), "")

@@ -170,8 +170,10 @@ def filtered(
 
 
 @jit
-def _insert(table: np.ndarray, h: np.uint64) -> int:
-    """Add ``h`` to the open-addressing hash set: 1 if new, 0 if present, -1 if full."""
+def hash_insert(table: np.ndarray, h: np.uint64) -> int:
+    """Add ``h`` to the open-addressing hash set ``table`` (a power of two of ``uint64``
+    slots, 0 = empty): 1 if new, 0 if present, -1 if full. Both solvers' transposition
+    table."""
     mask = np.uint64(table.shape[0] - 1)
     key = h | np.uint64(1)  # 0 marks an empty slot
     i = key & mask
@@ -250,7 +252,7 @@ def _expand(
             if counters[0] >= budget:
                 flags[F_FULL] = 1
                 return nc
-            fresh = _insert(table, position_hash(pr, child))
+            fresh = hash_insert(table, position_hash(pr, child))
             if fresh == 0:
                 continue
             if fresh < 0:
@@ -433,7 +435,7 @@ class BeamSolver:
         pack(pr, root, frontier[0])
         f_ids[0] = 0
         nf, n_nodes = 1, 1
-        _insert(table, np.uint64(position_hash(pr, root)))
+        hash_insert(table, np.uint64(position_hash(pr, root)))
         counters = np.zeros(3, dtype=np.int64)
         flags = np.zeros(3, dtype=np.int64)
         used0, expanded0 = self.used, self.expanded
@@ -491,6 +493,7 @@ __all__ = [
     "chaos_key",
     "filtered",
     "first_empties",
+    "hash_insert",
 ]
 
 

@@ -69,6 +69,7 @@ from spider_env.fast.game import (
 )
 from spider_env.fast.jit import jit, refresh_cache
 from spider_env.search.beam import DEFAULT_WIDTH, BeamSolver
+from spider_env.search.beam import hash_insert as _insert
 from spider_env.search.budget import (
     DEFAULT_BEAM_NODES,
     DEFAULT_NODES,
@@ -182,23 +183,6 @@ def _pop(heap: np.ndarray, prio: np.ndarray, size: int) -> int:
         i = child
     heap[i] = last
     return top
-
-
-@jit
-def _insert(table: np.ndarray, h: np.uint64) -> int:
-    """Add ``h`` to the open-addressing hash set: 1 if new, 0 if present, -1 if full."""
-    mask = np.uint64(table.shape[0] - 1)
-    key = h | np.uint64(1)  # 0 marks an empty slot
-    i = key & mask
-    for _ in range(table.shape[0]):
-        cur = table[i]
-        if cur == 0:
-            table[i] = key
-            return 1
-        if cur == key:
-            return 0
-        i = (i + np.uint64(1)) & mask
-    return -1
 
 
 @jit
