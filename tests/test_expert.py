@@ -169,7 +169,7 @@ def test_with_no_hidden_card_one_layout_is_searched(name: str, per_decision: int
         ("expert:stage_nodes=0", "stage_nodes must be an int >= 1, got 0"),
         ("expert:foo=1", "bad expert budget 'foo=1'.*samples, nodes, width, stage_nodes"),
         ("expert:width=-1", "width must be an int >= 0, got -1"),
-        ("expert:stage_nodes=100", "stage_nodes is a budget of best-first search"),
+        ("expert:width=10,stage_nodes=100", "stage_nodes is a budget of best-first search"),
         ("expert:width=50000", "samples x width must be at most 100,000"),
         ("expert:", "bad expert budget ''"),
         ("expert:samples=2,,nodes=3000", "bad expert budget ''"),
@@ -192,7 +192,7 @@ def test_specs_set_the_budget_and_the_name() -> None:
     assert agent.name == "expert:samples=3,nodes=5000,width=0,stage_nodes=1000"
     beam = make_agent("expert:width=20", "spider-1suit")
     assert isinstance(beam, ExpertAgent) and beam.width == 20
-    assert beam.name == "expert:samples=4,nodes=100000,width=20"
+    assert beam.name == "expert:width=20"
     assert make_agent("expert", "spider-1suit").name == "expert"
 
 
@@ -299,3 +299,27 @@ def test_evaluate_gives_the_same_records_with_one_or_two_workers(monkeypatch: An
     assert _records(one) == by_spec
     assert [{**r, "agent": SMALL} for r in by_object] == by_spec
     assert sum(r.won for r in one.records) >= 1
+
+
+@pytest.mark.parametrize(
+    ("variant", "budget"),
+    [
+        ("spider-1suit", (0, 30_000)),
+        ("spider-2suit", (0, 30_000)),
+        ("spider-4suit", (10, 100_000)),
+        ("simple-simon", (10, 100_000)),
+    ],
+)
+def test_default_sample_budget_is_the_one_measured_better(
+    variant: str, budget: tuple[int, int]
+) -> None:
+    from spider_env.agents.expert import default_budget
+
+    from spider_env.core.variants import get_variant
+
+    assert default_budget(get_variant(variant)) == budget
+    agent = ExpertAgent(variant, 0)
+    assert agent.name == "expert" and agent.width is None
+    solver = agent._solver_for(get_variant(variant))
+    assert type(solver).__name__ == ("BeamSolver" if budget[0] else "Solver")
+    assert solver.nodes == budget[1]
