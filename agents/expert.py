@@ -42,7 +42,7 @@ import numpy as np
 
 from spider_env.core.variants import Variant
 from spider_env.observation.view import TableView
-from spider_env.search.budget import MAX_NODES, check_budget
+from spider_env.search.budget import MAX_NODES, MAX_WIDTH, check_budget
 
 from .base import BaseAgent
 from .lookahead import LookaheadAgent
@@ -151,8 +151,11 @@ class ExpertAgent(BaseAgent):
         #: as given (``None``: the variant's default, :func:`default_budget`)
         self.nodes = None if nodes is None else _check_positive("nodes", nodes)
         self.width = None if width is None else _check_positive("width", width, low=0)
-        if self.width is not None and self.width * self.samples > 100_000:
-            raise ValueError(f"samples x width must be at most 100,000, got {self.width}")
+        if self.width is not None and self.width * self.samples > MAX_WIDTH:
+            raise ValueError(
+                f"samples x width must be at most {MAX_WIDTH:,} (the widest beam), got "
+                f"{self.samples} x {self.width}"
+            )
         self.stage_nodes = (
             None if stage_nodes is None else _check_positive("stage_nodes", stage_nodes)
         )

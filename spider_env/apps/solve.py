@@ -94,6 +94,16 @@ def check_budget_args(nodes: object, seconds: object) -> tuple[int, float | None
         ) from None
 
 
+def method_and_budget(args: Any, variant: Variant) -> tuple[str, int, float | None]:
+    """``--method`` resolved for ``variant`` and the budget: ``--nodes`` (default: the
+    method's own, :func:`spider_env.search.solver.default_nodes`) and ``--seconds``."""
+    from spider_env.search.solver import check_method, default_nodes
+
+    method = check_method(getattr(args, "method", "auto"), variant)
+    nodes = default_nodes(method) if args.nodes is None else args.nodes
+    return (method, *check_budget_args(nodes, args.seconds))
+
+
 def read_deal_file(path: str, variant: Variant | None) -> tuple[Deal, str]:
     """The deal in the text file ``path`` and its text (:func:`deal_to_text`'s form).
 
@@ -371,20 +381,14 @@ def run(args: Any, out: TextIO | None = None) -> int:
 
     out = out or sys.stdout
     need_solver()
-    from spider_env.search.solver import check_method, default_nodes
-
     named = _game_variant(args)
-    method_arg = getattr(args, "method", "auto")
     if args.deals is not None:
         try:
             deals = parse_deals(args.deals)
         except (ValueError, TypeError) as exc:
             raise SolveError(f"--deals: {exc}") from None
         v = named or resolve_variant(None, None, args.undo)
-        method = check_method(method_arg, v)
-        nodes, seconds = check_budget_args(
-            default_nodes(method) if args.nodes is None else args.nodes, args.seconds
-        )
+        method, nodes, seconds = method_and_budget(args, v)
         progress = sys.stderr.isatty() and not args.quiet
         results = solve_many(v, deals, nodes, seconds, args.jobs, progress, method)
         shown = describe_deals(deals)
@@ -412,19 +416,13 @@ def run(args: Any, out: TextIO | None = None) -> int:
         if args.undo and not v.undo:
             v = v.with_options(undo=True)
         game = f"{v.spec_text()} deal from {args.deal_file}"
-        method = check_method(method_arg, v)
-        nodes, seconds = check_budget_args(
-            default_nodes(method) if args.nodes is None else args.nodes, args.seconds
-        )
+        method, nodes, seconds = method_and_budget(args, v)
         r = solve_one(v, None, nodes, seconds, deal_text=text, method=method)
     else:
         v = named or resolve_variant(None, None, args.undo)
         number = 0 if args.deal is None else args.deal
         game = f"{v.spec_text()} deal {number}"
-        method = check_method(method_arg, v)
-        nodes, seconds = check_budget_args(
-            default_nodes(method) if args.nodes is None else args.nodes, args.seconds
-        )
+        method, nodes, seconds = method_and_budget(args, v)
         r = solve_one(v, number, nodes, seconds, method=method)
     print(verdict_line(r, game), file=out)
     if r.replay_error:

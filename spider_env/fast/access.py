@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spider_env.core.cards import N_CARD_IDS
+from spider_env.core.cards import KING, N_CARD_IDS, N_RANKS
 from spider_env.fast.jit import jit_inline, refresh_cache
 from spider_env.fast.layout import (
     H_DEALS,
@@ -112,6 +112,13 @@ def column_length(pr: np.ndarray, st: np.ndarray, c: int) -> int:
 def face_down(pr: np.ndarray, st: np.ndarray, c: int) -> int:
     """Face-down cards of column ``c`` (its deepest ones)."""
     return st[pr[P_ODOWN] + c]
+
+
+@jit_inline
+def on_own_suit(card: int, under: int) -> bool:
+    """Whether ``card`` lying on ``under`` continues a suited run (``under`` is the same suit,
+    one rank higher: ``State.run_lengths``' rule)."""
+    return under == card + 1 and card % N_RANKS != KING
 
 
 @jit_inline

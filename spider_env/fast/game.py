@@ -18,7 +18,8 @@ module (and ``spider_env``) does not import numba.
   ``decode_move(pr, a) -> (src, cards, dst)`` (``core.actions.move_parts``), and buffers:
   ``new_state(pr)``, ``legal_buffers(pr) -> (ids, keys)``;
 * a position: ``column_length(pr, st, c)``, ``face_down(pr, st, c)``, ``card_at(pr, st, c, i)``
-  (deepest first), ``top_run(pr, st, c)`` (the suited run at its end),
+  (deepest first), ``top_run(pr, st, c)`` (the suited run at its end), ``on_own_suit(card,
+  under)``,
   ``pile_size(pr, st, j)``, ``pile_card(pr, st, j, i)``, ``moves_made(st)``,
   ``deals_made(st)``;
 * packed positions (the slots in use only): ``new_records(pr, n)`` (from Python),
@@ -81,6 +82,7 @@ _COMPILED = {
         "face_down",
         "card_at",
         "top_run",
+        "on_own_suit",
         "pile_size",
         "pile_card",
         "moves_made",

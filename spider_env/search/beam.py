@@ -61,13 +61,14 @@ from spider_env.fast.game import (
     n_piles,
     new_records,
     new_state,
+    on_own_suit,
     pack,
     position_hash,
     top_run,
     unpack,
 )
 from spider_env.fast.jit import jit, refresh_cache
-from spider_env.search.budget import DEFAULT_BEAM_NODES, check_budget
+from spider_env.search.budget import DEFAULT_BEAM_NODES, MAX_WIDTH, check_budget
 
 _WON, _LOST, _UNKNOWN, _RUNNING = 0, 1, 2, 3
 #: Positions kept per depth for each count of deals left, at the first try (KPatience's
@@ -101,7 +102,7 @@ def chaos_key(pr: np.ndarray, st: np.ndarray) -> np.int64:
         prev = card_at(pr, st, c, d)
         for i in range(d + 1, n):
             x = card_at(pr, st, c, i)
-            if not (x + 1 == prev and x % N_RANKS != KING):
+            if not on_own_suit(x, prev):
                 chaos += 1
             prev = x
         ready += top_run(pr, st, c)
@@ -154,7 +155,7 @@ def filtered(
     split = False
     if k < n - d:
         under = card_at(pr, st, src, n - k - 1)
-        split = under == moved + 1 and moved % N_RANKS != KING
+        split = on_own_suit(moved, under)
     dn = column_length(pr, st, dst)
     if dn == 0:
         D = dealt_columns(pr)
@@ -165,7 +166,7 @@ def filtered(
         return split and stock == 0
     if split:
         on = card_at(pr, st, dst, dn - 1)
-        return not (on == moved + 1 and top_run(pr, st, dst) + k > top_run(pr, st, src))
+        return not (on_own_suit(moved, on) and top_run(pr, st, dst) + k > top_run(pr, st, src))
     return False
 
 
@@ -220,8 +221,7 @@ def _expand(
     """Generate the children of the ``nf`` positions of ``frontier`` (node ids ``f_ids``) not
     seen before into the candidate buffers; returns how many, or ``-1 - j`` when child ``j`` of
     the buffers wins (its parent and action are in ``c_parent[j]``, ``c_action[j]``).
-    ``counters``: positions generated (all depths), positions expanded, children left out for
-    want of room."""
+    ``counters``: positions generated (all depths), positions expanded."""
     st = new_state(pr)
     child = new_state(pr)
     ids, keys = legal_buffers(pr)
@@ -247,11 +247,11 @@ def _expand(
             ):
                 flags[F_PRUNED] = 1
                 continue
-            copy_state(pr, st, child)
-            apply_action(pr, child, a)
             if counters[0] >= budget:
                 flags[F_FULL] = 1
                 return nc
+            copy_state(pr, st, child)
+            apply_action(pr, child, a)
             fresh = hash_insert(table, position_hash(pr, child))
             if fresh == 0:
                 continue
@@ -261,7 +261,6 @@ def _expand(
             counters[0] += 1
             if nc >= cap:
                 flags[F_DISCARDED] = 1
-                counters[2] += 1
                 continue
             c_parent[nc] = f_ids[f]
             c_action[nc] = a
@@ -340,7 +339,7 @@ class BeamSolver:
     ) -> None:
         self.nodes, _ = check_budget(nodes, None)
         for name, value, low, top in (
-            ("width", width, 1, 100_000),
+            ("width", width, 1, MAX_WIDTH),
             ("widen", widen, 1, 100),
             ("tries", tries, 1, 10),
             ("max_depth", max_depth, 1, 100_000),
@@ -436,7 +435,7 @@ class BeamSolver:
         f_ids[0] = 0
         nf, n_nodes = 1, 1
         hash_insert(table, np.uint64(position_hash(pr, root)))
-        counters = np.zeros(3, dtype=np.int64)
+        counters = np.zeros(2, dtype=np.int64)
         flags = np.zeros(3, dtype=np.int64)
         used0, expanded0 = self.used, self.expanded
         self.depth = 0
@@ -480,7 +479,6 @@ class BeamSolver:
         finally:
             self.used = used0 + int(counters[0])
             self.expanded = expanded0 + int(counters[1])
-            self.overflow = int(counters[2])
 
 
 __all__ = [

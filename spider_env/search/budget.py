@@ -14,6 +14,8 @@ DEFAULT_NODES = 1_000_000
 DEFAULT_BEAM_NODES = 20_000_000
 #: The solvers ``solve(method=...)`` and ``spider-env solve --method`` know.
 METHODS = ("auto", "beam", "best-first")
+#: The widest beam (positions kept per depth and count of deals left).
+MAX_WIDTH = 100_000
 MAX_NODES = 50_000_000  # 50M positions: several GB of memory for 4-suit Spider
 
 
