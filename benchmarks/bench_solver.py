@@ -27,6 +27,7 @@ from spider_env.apps.evaluation.stats import wilson_interval
 from spider_env.core.deals import generate_deal
 from spider_env.core.state import State
 from spider_env.core.variants import get_variant
+from spider_env.search.budget import check_budget
 from spider_env.search.solver import default_nodes, solve
 
 METHODS = ("beam", "best-first")
@@ -80,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         variant = get_variant(a.variant).name
         deals = list(parse_deals(a.deals))
+        if a.nodes is not None:
+            check_budget(a.nodes, None)
     except (ValueError, TypeError) as exc:
         p.exit(2, f"bench_solver.py: error: {exc}\n")
     results = [run_method(variant, deals, m, a.nodes) for m in a.methods]
