@@ -71,21 +71,31 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_fast.py
 
-# The ladder above greedy (README, "The solver and the expert"): for each variant, the solver's
-# winnable share, greedy and the expert on the same deals; one JSON per row and the per-deal
-# CSV files in docs/ladder/.
-# Long: about an hour and a quarter on 2 cores (the 1,000 1-suit deals take half of it).
+# The ladder above greedy (README, "The planner: the ladder above greedy"): for each variant,
+# greedy and the planner on the same deals, the solver's verdicts from docs/solver/ (make
+# solver-table), and a paired test against today's expert (its games in docs/ladder/, measured
+# on the same deals in round four, the expert unchanged since); one JSON per row and the
+# per-deal CSV files in docs/ladder/. Long: about two hours on 2 cores.
 LADDER := $(PY) benchmarks/ladder.py --jobs 2 --out-dir docs/ladder
+L := docs/ladder
 ladder: $(STAMP)
-	$(LADDER) --variant spider-1suit --deals 0:1000 --json docs/ladder/spider-1suit.json
-	$(LADDER) --variant spider-2suit --deals 0:100 --json docs/ladder/spider-2suit.json
-	$(LADDER) --variant spider-4suit --deals 0:50 --json docs/ladder/spider-4suit.json
-	$(LADDER) --variant simple-simon --deals 0:100 --json docs/ladder/simple-simon.json
-	for v in spiderette-1suit spiderette-2suit spiderette-4suit scorpion \
-	    spider-tournament-1suit spider-tournament-2suit; do \
-	  $(LADDER) --variant $$v --deals 0:50 --json docs/ladder/$$v.json || exit 1; done
-	$(LADDER) --variant spider-1suit --deals 0:100 --expert expert:samples=8,nodes=100000,width=0 \
-	  --skip-solver --json docs/ladder/spider-1suit-strong.json
+	$(LADDER) --variant spider-1suit --deals 0:1000 --solver-csv docs/solver/spider-1suit-0_1000.csv \
+	  --compare $(L)/spider-1suit-0_1000-expert-evaluate.csv:expert --json $(L)/spider-1suit.json
+	$(LADDER) --variant spider-4suit --deals 0:200 --solver-csv docs/solver/spider-4suit-0_1000.csv \
+	  --compare $(L)/spider-4suit-0_50-expert_width=10-evaluate.csv:expert:width=10 \
+	  --json $(L)/spider-4suit.json
+	$(LADDER) --variant simple-simon --deals 0:200 --solver-csv docs/solver/simple-simon-0_1000.csv \
+	  --compare $(L)/simple-simon-0_100-expert_width=10-evaluate.csv:expert:width=10 \
+	  --json $(L)/simple-simon.json
+	$(LADDER) --variant spider-2suit --deals 0:1000 --solver-csv docs/solver/spider-2suit-0_1000.csv \
+	  --compare $(L)/spider-2suit-0_100-expert-evaluate.csv:expert --json $(L)/spider-2suit.json
+	for v in spiderette-1suit spiderette-2suit spider-tournament-1suit spider-tournament-2suit; do \
+	  $(LADDER) --variant $$v --deals 0:50 --solver-csv docs/solver/$$v-0_1000.csv \
+	    --compare "$(L)/$$v-0_50-expert_width=10-evaluate.csv:expert:width=10" \
+	    --json $(L)/$$v.json || exit 1; done
+	for v in spiderette-4suit scorpion; do \
+	  $(LADDER) --variant $$v --deals 0:50 --solver-csv docs/solver/$$v-0_1000.csv \
+	    --compare $(L)/$$v-0_50-expert-evaluate.csv:expert --json $(L)/$$v.json || exit 1; done
 
 # The RL recipe (README, "The RL recipe"): lookahead's games, behaviour cloning, MaskablePPO
 # fine-tuning, curves; about 1.5 hours on 2 cores. Then the table on the test deals 0..999.

@@ -30,11 +30,12 @@ from .expert import ExpertAgent, parse_expert_spec
 from .greedy import GreedyAgent
 from .lookahead import LookaheadAgent
 from .model import load_sb3_agent
+from .planner import PlannerAgent, parse_planner_spec
 from .random_agent import RandomAgent
 
 #: The players built by name (their ``name``), in the order help texts list them.
 PLAYERS: dict[str, type[BaseAgent]] = {
-    cls.name: cls for cls in (RandomAgent, GreedyAgent, LookaheadAgent, ExpertAgent)
+    cls.name: cls for cls in (RandomAgent, GreedyAgent, LookaheadAgent, ExpertAgent, PlannerAgent)
 }
 AGENT_NAMES = tuple(PLAYERS)
 
@@ -64,6 +65,8 @@ def make_agent(
     key = spec.lower()
     if key.startswith(f"{ExpertAgent.name}:"):
         return ExpertAgent(v, seed, **parse_expert_spec(spec))
+    if key.startswith(f"{PlannerAgent.name}:"):
+        return PlannerAgent(v, seed, **parse_planner_spec(spec))
     if key in PLAYERS:
         return PLAYERS[key](v, seed)
     if spec.endswith(".zip") or os.sep in spec or os.path.exists(spec):
@@ -82,6 +85,7 @@ __all__ = [
     "ExpertAgent",
     "GreedyAgent",
     "LookaheadAgent",
+    "PlannerAgent",
     "RandomAgent",
     "TableView",
     "Weights",

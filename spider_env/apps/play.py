@@ -7,8 +7,9 @@ Commands (columns are numbered as on screen, from 0; a free column may be typed 
 * ``d``: deal (``d 2``: deal stock pile 2 where the player picks the pile);
 * ``x 3``: discard the complete run at the end of column 3 (where discarding is optional);
 * ``u``: undo (the engine's rule: only when the last action turned up no card);
-* ``h``: a hint from the expert agent (a small budget: a hint takes a fraction of a second; the
-  greedy agent's, with a note, where numba is not installed); ``?``: help; ``q``: quit.
+* ``h``: a hint from the planner (the strongest player that answers within a second: a hint
+  takes a fraction of a second; the greedy agent's, with a note, where numba is not
+  installed); ``?``: help; ``q``: quit.
 
 On a terminal the table is redrawn in place (cursor home, clear screen) after every command,
 with the last message under it; into a pipe or file the output is plain text, one frame per
@@ -25,8 +26,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from spider_env.agents.expert import ExpertAgent
 from spider_env.agents.greedy import GreedyAgent
+from spider_env.agents.planner import PlannerAgent
 from spider_env.apps.episodes import CLEAR_SCREEN, Episode, episode_outcome, redraws_in_place
 from spider_env.core.actions import DEAL, DISCARD, MOVE, UNDO, Action, describe, encode
 from spider_env.core.rules import explain_illegal
@@ -40,17 +41,16 @@ HELP = """commands:
   d        deal{pile}
   x C      discard the complete run at the end of column C (variants where it is optional)
   u        undo (only when the last action turned up no card)
-  h        hint from the expert agent
+  h        hint from the planner
   ?        this help
   q        quit"""
 
 
-# The hint's budget: each sample's search stops after HINT_NODES positions, so a hint takes well
-# under a second on 1- to 4-suit Spider (0.3 s at most measured, numba's cache warm; the first
-# hint after an install also compiles the solver, about 10 s).
-HINT_SAMPLES = 4
-HINT_NODES = 20_000
-NO_NUMBA_NOTE = "(from the greedy agent: the expert needs numba, which is not installed)"
+# The hint's budget: the planner's defaults, but at most HINT_EXACT positions for the search of a
+# table with nothing unseen, so a hint takes well under a second (numba's cache warm; the first
+# hint after an install also compiles the searches, about a minute).
+HINT_EXACT = 200_000
+NO_NUMBA_NOTE = "(from the greedy agent: the planner needs numba, which is not installed)"
 
 
 class TerminalGame:
@@ -87,6 +87,7 @@ class TerminalGame:
         self._hinter: Any = None
         self._hint_note = ""
         self._hint: tuple[int, str] | None = None  # (steps taken, the hint) of the last hint
+        self._hint_action = -1
 
     @property
     def done(self) -> bool:
@@ -200,18 +201,23 @@ class TerminalGame:
 
     # --- actions ----------------------------------------------------------------------------
     def hint(self) -> str:
-        """The expert agent's move for the table (``HINT_SAMPLES`` samples of ``HINT_NODES``
-        positions); the greedy agent's, with a note, if numba is not installed. Asked again
-        before a move, the same hint (the expert keeps its lines from one hint to the next)."""
+        """The planner's move for the table (its plan is kept while the player follows it, and
+        made again otherwise); the greedy agent's, with a note, if numba is not installed.
+        Asked again before a move, the same hint."""
         steps = len(self.actions)
         if self._hint is not None and self._hint[0] == steps:
             return self._hint[1]
         mask = self.env.action_masks()
+        followed = (
+            self._hint is not None
+            and self._hint[0] == steps - 1
+            and self.actions[-1] == self._hint_action
+        )
+        if isinstance(self._hinter, PlannerAgent) and not followed:
+            self._hinter.replan()
         if self._hinter is None:
             try:
-                self._hinter = ExpertAgent(
-                    self.variant, seed=0, samples=HINT_SAMPLES, nodes=HINT_NODES
-                )
+                self._hinter = PlannerAgent(self.variant, seed=0, exact=HINT_EXACT)
                 a = self._hinter.act(self.obs, mask, self.info)
             except ImportError:
                 self._hinter = GreedyAgent(self.variant, seed=0)
@@ -221,6 +227,7 @@ class TerminalGame:
             a = self._hinter.act(self.obs, mask, self.info)
         text = describe(self.variant, a) + self._hint_note
         self._hint = (steps, text)
+        self._hint_action = a
         return text
 
     def step(self, a: int) -> str:

@@ -217,11 +217,14 @@ def _expand(
     counters: np.ndarray,
     flags: np.ndarray,
     prune: bool,
+    deals: int = 2,
 ) -> int:
     """Generate the children of the ``nf`` positions of ``frontier`` (node ids ``f_ids``) not
     seen before into the candidate buffers; returns how many, or ``-1 - j`` when child ``j`` of
     the buffers wins (its parent and action are in ``c_parent[j]``, ``c_action[j]``).
-    ``counters``: positions generated (all depths), positions expanded."""
+    ``counters``: positions generated (all depths), positions expanded. ``deals``: 2 plays
+    every deal, 1 only where nothing else is legal, 0 none (the planner's scores,
+    :mod:`spider_env.search.plan`)."""
     st = new_state(pr)
     child = new_state(pr)
     ids, keys = legal_buffers(pr)
@@ -234,6 +237,12 @@ def _expand(
         empty_dealt, empty_free = first_empties(pr, st)
         stock = deals_left(pr, st)
         forced = -1
+        no_deal = deals == 0
+        if deals == 1:
+            for i in range(n):
+                if not is_deal(pr, ids[i]):
+                    no_deal = True
+                    break
         if prune:
             for i in range(n):
                 if not is_move(pr, ids[i]) and not is_deal(pr, ids[i]):
@@ -241,6 +250,9 @@ def _expand(
                     break
         for i in range(n):
             a = ids[i]
+            if no_deal and is_deal(pr, a):
+                flags[F_PRUNED] = 1
+                continue
             if prune and (
                 (forced >= 0 and a != forced)
                 or (forced < 0 and filtered(pr, st, a, empty_dealt, empty_free, stock))

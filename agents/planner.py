@@ -1,0 +1,370 @@
+"""The planner: a hidden-information player that chooses among the positions it can reach
+before the next card turns up, scored over sampled layouts of the unseen cards.
+
+What it sees is what a player sees: the observation and the mask. At a decision with no plan
+left it:
+
+1. draws ``samples`` layouts of the unseen cards (face-down cards and the stock), each a uniform
+   draw of the cards not in view (:meth:`~spider_env.observation.view.TableView.to_state`);
+2. lists every distinct position it can reach by moves that turn no card up, and the
+   irreversible *events* that end them: a move that turns a card up, a deal
+   (:func:`spider_env.search.plan.closure`; those moves never touch an unseen card, so the list
+   is the same for every layout). Each event, with the moves that lead to it, is a candidate;
+3. scores the candidates over the samples (the event played on each sample, then a short beam
+   search on it: 1.0 if it wins, else a graded value of the best position it reached,
+   :func:`spider_env.search.plan.beam_value`), spending ``evals`` scores by successive
+   halving: every candidate is scored on a few samples, the better half on more, and so on
+   (so the scores go where the choice is close);
+4. plays the best candidate's moves and event, and plans again once the event has shown a new
+   card. A decision with one candidate costs no score; a deal is a candidate like any other, so
+   the player deals only when dealing scores better than every way of turning a card up.
+
+With nothing unseen (Simple Simon, or the end of a game) the beam solver
+(:class:`spider_env.search.beam.BeamSolver`) searches the position itself and its winning line
+is played; where no candidate exists (or no win was found) the lookahead agent moves.
+
+Determinism: all randomness is the agent's RNG (seeded by ``reset(seed)``) and what it keeps is
+a function of the observations, so the same seed and the same game give the same moves; nothing
+hidden is read, so permuting the face-down cards and the stock changes no choice
+(``tests/test_planner.py`` checks both).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from spider_env.core.variants import Variant
+from spider_env.observation.view import TableView
+from spider_env.search.budget import MAX_NODES, check_budget
+
+from .base import BaseAgent
+from .lookahead import LookaheadAgent
+
+#: Scores spent per planned decision (successive halving over the candidates).
+DEFAULT_EVALS = 48
+#: Candidates kept for scoring, after a first sort by the beam's static rank.
+DEFAULT_CANDIDATES = 12
+#: The beam of one score: width, positions generated, depths.
+DEFAULT_WIDTH = 2
+DEFAULT_NODES = 4000
+DEFAULT_DEPTH = 200
+#: A choice among deals only (where to deal from) gets this many times the scores, and twice
+#: the candidates.
+DEAL_FACTOR = 4
+#: Positions of one closure at most.
+DEFAULT_CLOSURE = 4000
+#: A closure that found no event and ran out of room is listed again this many times larger.
+WIDE_CLOSURE = 16
+#: Positions the beam solver generates when nothing is unseen.
+DEFAULT_EXACT = 2_000_000
+#: Decisions between two searches of a position with nothing unseen that found no win.
+RETRY_EVERY = 5
+
+#: The budget keys of ``planner:KEY=N,...`` and their (default, smallest, largest) values.
+BUDGET: dict[str, tuple[int, int, int]] = {
+    "evals": (DEFAULT_EVALS, 1, 100_000),
+    "candidates": (DEFAULT_CANDIDATES, 1, 1000),
+    "width": (DEFAULT_WIDTH, 1, 1000),
+    "nodes": (DEFAULT_NODES, 1, 10_000_000),
+    "depth": (DEFAULT_DEPTH, 1, 10_000),
+    "closure": (DEFAULT_CLOSURE, 1, 1_000_000),
+    "exact": (DEFAULT_EXACT, 1, MAX_NODES),
+    "deals": (1, 0, 2),
+    "hold": (1, 0, 1),
+}
+BUDGET_KEYS = tuple(BUDGET)
+
+
+def parse_planner_spec(spec: str) -> dict[str, int]:
+    """The budget of an agent spec ``planner`` or ``planner:evals=96,width=3`` (keys
+    :data:`BUDGET_KEYS`); ``ValueError`` naming what is wrong."""
+    name, sep, rest = spec.partition(":")
+    if name.lower() != "planner":
+        raise ValueError(f"not a planner agent spec: {spec!r}")
+    out: dict[str, int] = {}
+    if not sep:
+        return out
+    for item in rest.split(","):
+        key, eq, value = item.partition("=")
+        key = key.strip().lower()
+        if not eq or key not in BUDGET:
+            raise ValueError(
+                f"bad planner budget {item!r} in {spec!r}: use planner:KEY=N,... with KEY one "
+                f"of {', '.join(BUDGET_KEYS)}"
+            )
+        if key in out:
+            raise ValueError(f"planner budget {key!r} given twice in {spec!r}")
+        try:
+            out[key] = int(value)
+        except ValueError:
+            raise ValueError(f"planner budget {key}={value!r} is not an integer") from None
+    return out
+
+
+def _check(name: str, value: object) -> int:
+    _, low, high = BUDGET[name]
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or not low <= value <= high
+    ):
+        raise ValueError(f"{name} must be an int in {low}..{high:,}, got {value!r}")
+    return int(value)
+
+
+def halving_schedule(n: int, evals: int) -> list[tuple[int, int]]:
+    """Successive halving of ``n`` candidates within ``evals`` scores: ``(candidates, samples
+    each)`` per round, every round the better half of the last (at least one sample each)."""
+    if n <= 1:
+        return []
+    rounds = max(1, math.ceil(math.log2(n)))
+    out = []
+    alive = n
+    for _ in range(rounds):
+        out.append((alive, max(1, evals // (rounds * alive))))
+        if alive <= 2:
+            break
+        alive = (alive + 1) // 2
+    return out
+
+
+class PlannerAgent(BaseAgent):
+    """Plans over what could be under the cards (see the module docstring).
+
+    Args:
+        variant: the game (or ``None``: read from ``info["variant"]``).
+        seed: the RNG seed of the samples.
+        evals: scores per planned decision (each a short beam search on one sample).
+        candidates: candidates scored at most (the best by the beam's static rank).
+        width, nodes, depth: the beam of one score.
+        closure: positions listed per decision at most.
+        exact: positions the beam solver generates when nothing is unseen.
+    All ``ValueError`` outside their ranges (:data:`BUDGET`).
+    """
+
+    name = "planner"
+
+    def __init__(
+        self,
+        variant: Variant | str | None = None,
+        seed: int | None = None,
+        *,
+        evals: int = DEFAULT_EVALS,
+        candidates: int = DEFAULT_CANDIDATES,
+        width: int = DEFAULT_WIDTH,
+        nodes: int = DEFAULT_NODES,
+        depth: int = DEFAULT_DEPTH,
+        closure: int = DEFAULT_CLOSURE,
+        exact: int = DEFAULT_EXACT,
+        deals: int = 1,
+        hold: int = 1,
+    ) -> None:
+        super().__init__(variant, seed)
+        given = {
+            "evals": evals,
+            "candidates": candidates,
+            "width": width,
+            "nodes": nodes,
+            "depth": depth,
+            "closure": closure,
+            "exact": exact,
+            "deals": deals,
+            "hold": hold,
+        }
+        self.budget = {key: _check(key, value) for key, value in given.items()}
+        check_budget(self.budget["exact"], None)
+        changed = [f"{k}={v}" for k, v in self.budget.items() if v != BUDGET[k][0]]
+        if changed:
+            self.name = "planner:" + ",".join(changed)
+        self._fallback = LookaheadAgent(variant, seed)
+        self._search: Any = None
+        self._exact: Any = None
+        self._wide: Any = None
+        self._plan: list[int] = []
+        self._stuck = 0  # decisions left before searching again where a search found nothing
+        self.decisions = 0  # planned decisions since the last reset (for reports)
+        self.scores = 0  # scores spent since the last reset
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._fallback.reset(seed)
+        self._plan = []
+        self._stuck = 0
+        self.decisions = 0
+        self.scores = 0
+
+    def replan(self) -> None:
+        """Drop the plan being followed: the next :meth:`act` plans from what it is shown
+        (for a caller whose table did not follow the agent's moves, e.g. ``play``'s hints)."""
+        self._plan = []
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        # buffers: made again on first use
+        state["_search"] = state["_exact"] = state["_wide"] = None
+        return state
+
+    # ------------------------------------------------------------------------------------
+    def _searches(self, v: Variant, wide: bool = False) -> Any:
+        """The searches of the budget (``wide``: with :data:`WIDE_CLOSURE` times the closure,
+        made on first use)."""
+        if wide:
+            if self._wide is None:
+                from spider_env.search.plan import PlanSearch
+
+                b = self.budget
+                self._wide = PlanSearch(
+                    v,
+                    closure_nodes=b["closure"] * WIDE_CLOSURE,
+                    width=b["width"],
+                    nodes=b["nodes"],
+                    max_depth=b["depth"],
+                    deals=b["deals"],
+                )
+            return self._wide
+        if self._search is None:
+            try:
+                from spider_env.search.plan import PlanSearch
+            except ImportError as exc:  # pragma: no cover - numba missing
+                raise ImportError(f"the planner needs numba (the compiled core): {exc}") from None
+            b = self.budget
+            self._search = PlanSearch(
+                v,
+                closure_nodes=b["closure"],
+                width=b["width"],
+                nodes=b["nodes"],
+                max_depth=b["depth"],
+                deals=b["deals"],
+            )
+        return self._search
+
+    def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
+        v = self._variant(info)
+        legal = self._legal(mask, v)
+        if self._plan and self._plan[0] in legal:
+            return self._plan.pop(0)
+        self._plan = []
+        if len(legal) == 1:
+            return legal[0]
+        plan = self._make_plan(v, obs, mask, info, legal)
+        if not plan or plan[0] not in legal:  # pragma: no cover - a plan is made of legal ids
+            raise AssertionError(f"the planner planned {plan} where {legal} are legal")
+        self._plan = plan[1:]
+        return plan[0]
+
+    def _make_plan(
+        self,
+        v: Variant,
+        obs: Any,
+        mask: np.ndarray,
+        info: Mapping[str, Any] | None,
+        legal: list[int],
+    ) -> list[int]:
+        from spider_env.search.solver import without_undo
+
+        search = self._searches(v)
+        game = search.game
+        view = TableView.from_obs(v, obs)
+        root = game.from_state(without_undo(view.to_state(self.rng)))
+        slots = np.asarray(game.hidden_slots(root), dtype=np.int64)
+        if slots.size == 0:
+            return self._exact_plan(v, root) or [int(self._fallback.act(obs, mask, info))]
+        won, ev_node, ev_action = search.closure(root)
+        if won < 0 and ev_node.size == 0 and search.full:
+            # nothing found in a closure that ran out of room: look further before giving up
+            # (and, if that finds nothing either, not again for RETRY_EVERY decisions)
+            if self._stuck > 0:
+                self._stuck -= 1
+            else:
+                search = self._searches(v, wide=True)
+                won, ev_node, ev_action = search.closure(root)
+                if won < 0 and ev_node.size == 0:
+                    self._stuck = RETRY_EVERY
+        if won >= 0:
+            return search.path(won)
+        if ev_node.size == 0:
+            return [int(self._fallback.act(obs, mask, info))]
+        self.decisions += 1
+        if self.budget["hold"]:
+            reveal = ~np.isin(ev_action, self._deal_ids(v))
+            if reveal.any() and not reveal.all():
+                ev_node, ev_action = ev_node[reveal], ev_action[reveal]
+        best = 0
+        if ev_node.size > 1:
+            best = self._choose(search, root, slots, ev_node, ev_action)
+        return search.path(int(ev_node[best])) + [int(ev_action[best])]
+
+    def _choose(
+        self,
+        search: Any,
+        root: np.ndarray,
+        slots: np.ndarray,
+        ev_node: np.ndarray,
+        ev_action: np.ndarray,
+    ) -> int:
+        """The index of the best candidate event (successive halving over the samples)."""
+        b = self.budget
+        known = root[slots]
+        n = ev_node.size
+        deal_lo, deal_hi = self._deal_ids(search.variant)[[0, -1]]
+        dealing = bool(((ev_action >= deal_lo) & (ev_action <= deal_hi)).all())
+        evals, keep = b["evals"], b["candidates"]
+        if dealing:
+            # where to deal from: rarer than a reveal, and it decides more
+            evals, keep = evals * DEAL_FACTOR, keep * 2
+        schedule = halving_schedule(min(n, keep), evals)
+        total = sum(each for _, each in schedule)
+        values = np.empty((total, slots.size), dtype=root.dtype)
+        values[0] = known
+        for s in range(1, total):
+            values[s] = self.rng.permutation(known)
+        alive = np.arange(n)
+        if n > keep:
+            # a first sort: the beam's rank after the event (before it, for a deal: what the
+            # deal brings is a guess; the position it is made from is not)
+            events = np.full_like(ev_action, -1) if dealing else ev_action
+            keys = search.static(slots, values[: min(total, 4)], ev_node, events)
+            alive = np.argsort(keys, kind="stable")[:keep]
+        sums = np.zeros(n)
+        counts = np.zeros(n)
+        first = 0
+        for size, each in schedule:
+            alive = alive[:size]
+            samples = np.arange(first, first + each)
+            first += each
+            pair_cand = np.repeat(alive, each).astype(np.int64)
+            pair_sample = np.tile(samples, alive.size).astype(np.int64)
+            scores = search.evaluate(slots, values, ev_node, ev_action, pair_cand, pair_sample)
+            self.scores += scores.size
+            np.add.at(sums, pair_cand, scores)
+            np.add.at(counts, pair_cand, 1)
+            means = sums[alive] / counts[alive]
+            alive = alive[np.argsort(-means, kind="stable")]
+        return int(alive[0])
+
+    @staticmethod
+    def _deal_ids(v: Variant) -> np.ndarray:
+        return np.arange(v.n_move_actions, v.n_move_actions + v.n_deal_actions)
+
+    def _exact_plan(self, v: Variant, root: np.ndarray) -> list[int]:
+        """With nothing unseen: the beam solver's winning line, or ``[]`` (then retried
+        after :data:`RETRY_EVERY` decisions)."""
+        if self._stuck > 0:
+            self._stuck -= 1
+            return []
+        if self._exact is None:
+            from spider_env.search.beam import BeamSolver
+
+            self._exact = BeamSolver(self._searches(v).variant, self.budget["exact"])
+        code, line = self._exact.run(root)
+        if code == 0 and line:
+            return [int(a) for a in line]
+        self._stuck = RETRY_EVERY
+        return []
+
+
+__all__ = ["BUDGET", "BUDGET_KEYS", "PlannerAgent", "halving_schedule", "parse_planner_spec"]

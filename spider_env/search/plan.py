@@ -1,0 +1,413 @@
+"""The compiled parts of the planner (:class:`agents.planner.PlannerAgent`): what a player can
+reach before the next irreversible event, and a cheap, graded score of a position.
+
+* :func:`closure`: every distinct position reachable from a root by moves that turn no card up
+  (a breadth-first search with a transposition table, over the beam's filtered moves), and the
+  *events* that end them: a move that turns a card up (a face-down card comes to the top, also
+  under a completed run), a deal. Nothing hidden is read: these moves never touch a face-down
+  card or the stock, so the positions are the same for every layout of the unseen cards, and a
+  sampled layout is put in by overwriting the hidden slots (:func:`evaluate`).
+* :func:`beam_value`: a short beam search that never deals (the beam solver's moves and
+  ranking, :mod:`spider_env.search.beam`), scored 1.0 when it wins and else by the best
+  position it generated, a graded value below 1 (:func:`graded`): fewer disordered,
+  face-down and stock cards, more cards ready to play. It does not deal because a sample's
+  stock is a guess: what a deal would bring is scored by the candidates that deal.
+* :func:`evaluate`: many (candidate, sample) pairs in one call: a closure position with the
+  sample's unseen cards put in, its event played, then :func:`beam_value`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spider_env.core.variants import Variant
+from spider_env.fast.game import (
+    FastGame,
+    apply_action,
+    copy_state,
+    deals_left,
+    face_down,
+    is_deal,
+    is_move,
+    is_won,
+    legal_buffers,
+    legal_ids,
+    n_columns,
+    n_piles,
+    new_records,
+    new_state,
+    pack,
+    position_hash,
+    unpack,
+)
+from spider_env.fast.jit import jit, refresh_cache
+from spider_env.search.beam import (
+    _CHILDREN,
+    F_FULL,
+    _expand,
+    _select,
+    chaos_key,
+    filtered,
+    first_empties,
+    hash_insert,
+)
+
+#: The share of the score a position that is not won can reach (a win scores 1.0).
+GRADED_TOP = 0.9
+
+
+@jit
+def face_down_total(pr: np.ndarray, st: np.ndarray) -> int:
+    """Face-down cards on the table (all columns)."""
+    n = 0
+    for c in range(n_columns(pr)):
+        n += face_down(pr, st, c)
+    return n
+
+
+@jit
+def closure(
+    pr: np.ndarray,
+    root: np.ndarray,
+    recs: np.ndarray,
+    parent: np.ndarray,
+    action: np.ndarray,
+    table: np.ndarray,
+    ev_node: np.ndarray,
+    ev_action: np.ndarray,
+) -> tuple[int, int, int, int]:
+    """The positions reachable from ``root`` without turning a card up or dealing, breadth
+    first: ``recs[i]`` (packed), reached from ``parent[i]`` by ``action[i]`` (node 0 is the
+    root), at most ``recs.shape[0]``; and the events from them: ``ev_action[e]`` played in
+    ``ev_node[e]`` turns a card up or deals (each distinct resulting position once), at most
+    ``ev_node.shape[0]``. ``table`` (zeroed, a power of two, at least twice the positions and
+    events) is the transposition table. Returns ``(positions, events, won, full)``: ``won`` is
+    a node that wins (-1: none; the search stops there), ``full`` 1 when something was left out
+    for want of room."""
+    st = new_state(pr)
+    child = new_state(pr)
+    ids, keys = legal_buffers(pr)
+    cap = recs.shape[0]
+    ev_cap = ev_node.shape[0]
+    pack(pr, root, recs[0])
+    parent[0] = -1
+    action[0] = -1
+    hash_insert(table, position_hash(pr, root))
+    if is_won(pr, root):
+        return 1, 0, 0, 0
+    down0 = face_down_total(pr, root)
+    n = 1
+    n_ev = 0
+    full = 0
+    i = 0
+    while i < n:
+        unpack(pr, recs[i], st)
+        m = legal_ids(pr, st, ids, keys)
+        empty_dealt, empty_free = first_empties(pr, st)
+        stock = deals_left(pr, st)
+        forced = -1
+        for j in range(m):
+            if not is_move(pr, ids[j]) and not is_deal(pr, ids[j]):
+                forced = ids[j]  # a discard: made at once (as the beam does)
+                break
+        for j in range(m):
+            a = ids[j]
+            if forced >= 0:
+                if a != forced:
+                    continue
+            elif filtered(pr, st, a, empty_dealt, empty_free, stock):
+                continue
+            copy_state(pr, st, child)
+            apply_action(pr, child, a)
+            fresh = hash_insert(table, position_hash(pr, child))
+            if fresh <= 0:
+                if fresh < 0:
+                    full = 1
+                continue
+            if is_deal(pr, a) or face_down_total(pr, child) < down0:
+                if n_ev < ev_cap:
+                    ev_node[n_ev] = i
+                    ev_action[n_ev] = a
+                    n_ev += 1
+                else:
+                    full = 1
+                continue
+            if n >= cap:
+                full = 1
+                continue
+            pack(pr, child, recs[n])
+            parent[n] = i
+            action[n] = a
+            n += 1
+            if is_won(pr, child):
+                return n, n_ev, n - 1, full
+        i += 1
+    return n, n_ev, -1, full
+
+
+@jit
+def graded(pr: np.ndarray, key: np.int64, n_cards: int) -> float:
+    """The score of a position that is not won, from its beam rank ``key``
+    (:func:`spider_env.search.beam.chaos_key`) and the cards left in its ``stock``:
+    ``GRADED_TOP`` times the share of the deck's cards that are neither face down, nor in the
+    stock, nor out of order, plus a little for the cards ready to play; always below
+    ``GRADED_TOP + 0.05``."""
+    chaos = key >> 20
+    ready = 2047 - ((key >> 8) & 4095)
+    order = 1.0 - min(chaos, n_cards) / n_cards
+    return GRADED_TOP * order + 0.05 * min(ready, n_cards) / (n_cards + 1)
+
+
+@jit
+def beam_value(
+    pr: np.ndarray,
+    root: np.ndarray,
+    width: int,
+    budget: int,
+    max_depth: int,
+    n_buckets: int,
+    n_cards: int,
+    frontier: np.ndarray,
+    f_ids: np.ndarray,
+    cand: np.ndarray,
+    c_parent: np.ndarray,
+    c_action: np.ndarray,
+    c_key: np.ndarray,
+    c_left: np.ndarray,
+    table: np.ndarray,
+    b_parent: np.ndarray,
+    b_action: np.ndarray,
+    deals: int,
+    stock_by_left: np.ndarray,
+) -> float:
+    """A beam ``width`` wide (per count of deals left) from ``root``, at most ``budget``
+    positions generated and ``max_depth`` depths: 1.0 if it wins, else :func:`graded` of the
+    best position generated. Buffers as :class:`spider_env.search.beam.BeamSolver` makes them
+    (``width * n_buckets`` frontier rows); ``table`` is cleared here and must hold
+    ``2 * budget`` keys."""
+    if is_won(pr, root):
+        return 1.0
+    table[:] = 0
+    pack(pr, root, frontier[0])
+    f_ids[0] = 0
+    hash_insert(table, position_hash(pr, root))
+    counters = np.zeros(2, dtype=np.int64)
+    flags = np.zeros(3, dtype=np.int64)
+    best = chaos_key(pr, root) + (np.int64(stock_by_left[deals_left(pr, root)]) << 20)
+    nf = 1
+    for _ in range(max_depth):
+        nc = _expand(
+            pr, frontier, f_ids, nf, cand, c_parent, c_action, c_key, c_left, table, budget,
+            counters, flags, True, deals,
+        )  # fmt: skip
+        if nc < 0:
+            return 1.0
+        for j in range(nc):
+            key = c_key[j] + (np.int64(stock_by_left[c_left[j]]) << 20)
+            if key < best:
+                best = key
+        if nc == 0 or flags[F_FULL]:
+            break
+        nf = _select(
+            cand, c_parent, c_action, c_key, c_left, nc, width, n_buckets, frontier, f_ids,
+            b_parent, b_action, 0, flags,
+        )  # fmt: skip
+    return graded(pr, best, n_cards)
+
+
+@jit
+def evaluate(
+    pr: np.ndarray,
+    recs: np.ndarray,
+    slots: np.ndarray,
+    values: np.ndarray,
+    cand_node: np.ndarray,
+    cand_event: np.ndarray,
+    pair_cand: np.ndarray,
+    pair_sample: np.ndarray,
+    out: np.ndarray,
+    width: int,
+    budget: int,
+    max_depth: int,
+    n_buckets: int,
+    n_cards: int,
+    frontier: np.ndarray,
+    f_ids: np.ndarray,
+    cand: np.ndarray,
+    c_parent: np.ndarray,
+    c_action: np.ndarray,
+    c_key: np.ndarray,
+    c_left: np.ndarray,
+    table: np.ndarray,
+    b_parent: np.ndarray,
+    b_action: np.ndarray,
+    deals: int,
+    stock_by_left: np.ndarray,
+) -> None:
+    """``out[p]`` = :func:`beam_value` of candidate ``pair_cand[p]`` on sample
+    ``pair_sample[p]``: closure position ``recs[cand_node[k]]`` with the sample's unseen cards
+    (``values[s]`` in the hidden ``slots``) put in, then its event ``cand_event[k]`` played
+    (-1: none)."""
+    st = new_state(pr)
+    for p in range(pair_cand.shape[0]):
+        k = pair_cand[p]
+        s = pair_sample[p]
+        unpack(pr, recs[cand_node[k]], st)
+        for h in range(slots.shape[0]):
+            st[slots[h]] = values[s, h]
+        if cand_event[k] >= 0:
+            apply_action(pr, st, cand_event[k])
+        out[p] = beam_value(
+            pr, st, width, budget, max_depth, n_buckets, n_cards, frontier, f_ids, cand,
+            c_parent, c_action, c_key, c_left, table, b_parent, b_action, deals,
+            stock_by_left,
+        )  # fmt: skip
+
+
+@jit
+def static_keys(
+    pr: np.ndarray,
+    recs: np.ndarray,
+    slots: np.ndarray,
+    values: np.ndarray,
+    cand_node: np.ndarray,
+    cand_event: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """``out[k]``: the beam rank (:func:`spider_env.search.beam.chaos_key`) of candidate ``k``
+    after its event, averaged over the samples ``values`` (a first sort of many candidates)."""
+    st = new_state(pr)
+    S = values.shape[0]
+    for k in range(cand_node.shape[0]):
+        total = 0.0
+        for s in range(S):
+            unpack(pr, recs[cand_node[k]], st)
+            for h in range(slots.shape[0]):
+                st[slots[h]] = values[s, h]
+            if cand_event[k] >= 0:
+                apply_action(pr, st, cand_event[k])
+            total += chaos_key(pr, st) >> 8
+        out[k] = total / S
+
+
+class PlanSearch:
+    """The planner's searches for one variant, with their buffers (made once, reused).
+
+    ``closure_nodes``: positions a :func:`closure` holds at most (and as many events);
+    ``width``, ``nodes``, ``max_depth``: the beam of one score (:func:`beam_value`).
+    """
+
+    def __init__(
+        self,
+        variant: Variant,
+        *,
+        closure_nodes: int = 4000,
+        width: int = 2,
+        nodes: int = 4000,
+        max_depth: int = 200,
+        deals: int = 1,
+    ) -> None:
+        if variant.undo:
+            variant = variant.with_options(undo=False)
+        self.variant = variant
+        self.game = FastGame(variant)
+        pr = self.pr = self.game.params
+        self.width, self.nodes, self.max_depth = width, nodes, max_depth
+        self.n_buckets = n_piles(pr) + 1
+        self.n_cards = variant.n_cards
+        self.deals = deals
+        # cards in the stock when k deals are left (the piles are dealt in order)
+        sizes = list(variant.stock)
+        self.stock_by_left = np.array(
+            [sum(sizes[len(sizes) - k :]) if k else 0 for k in range(len(sizes) + 1)],
+            dtype=np.int64,
+        )
+        self.recs = new_records(pr, closure_nodes)
+        self.parent = np.empty(closure_nodes, dtype=np.int32)
+        self.action = np.empty(closure_nodes, dtype=np.int32)
+        self.ev_node = np.empty(closure_nodes, dtype=np.int32)
+        self.ev_action = np.empty(closure_nodes, dtype=np.int32)
+        self.c_table = np.zeros(_pow2(4 * closure_nodes), dtype=np.uint64)
+        front = width * self.n_buckets
+        n = front * _CHILDREN
+        self.beam = (
+            new_records(pr, front),
+            np.empty(front, dtype=np.int32),
+            new_records(pr, n),
+            np.empty(n, dtype=np.int32),
+            np.empty(n, dtype=np.int32),
+            np.empty(n, dtype=np.int64),
+            np.empty(n, dtype=np.int64),
+            np.zeros(_pow2(2 * nodes + 2), dtype=np.uint64),
+            np.empty(front, dtype=np.int32),
+            np.empty(front, dtype=np.int32),
+        )
+        self.full = False
+
+    def closure(self, root: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+        """:func:`closure` of ``root``: ``(won node or -1, event nodes, event actions)``
+        (copies); :attr:`full` says whether something was left out."""
+        self.c_table.fill(0)
+        _, n_ev, won, full = closure(
+            self.pr, root, self.recs, self.parent, self.action, self.c_table, self.ev_node,
+            self.ev_action,
+        )  # fmt: skip
+        self.full = bool(full)
+        return int(won), self.ev_node[:n_ev].copy(), self.ev_action[:n_ev].copy()
+
+    def path(self, node: int) -> list[int]:
+        """The actions from the closure's root to ``node``."""
+        out: list[int] = []
+        while node > 0:
+            out.append(int(self.action[node]))
+            node = int(self.parent[node])
+        out.reverse()
+        return out
+
+    def evaluate(
+        self,
+        slots: np.ndarray,
+        values: np.ndarray,
+        cand_node: np.ndarray,
+        cand_event: np.ndarray,
+        pair_cand: np.ndarray,
+        pair_sample: np.ndarray,
+    ) -> np.ndarray:
+        """:func:`evaluate` of the pairs (a new array of scores)."""
+        out = np.empty(pair_cand.shape[0], dtype=np.float64)
+        evaluate(
+            self.pr, self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample,
+            out, self.width, self.nodes, self.max_depth, self.n_buckets, self.n_cards,
+            *self.beam, self.deals, self.stock_by_left,
+        )  # fmt: skip
+        return out
+
+    def static(
+        self, slots: np.ndarray, values: np.ndarray, cand_node: np.ndarray, cand_event: np.ndarray
+    ) -> np.ndarray:
+        """:func:`static_keys` of the candidates (lower is better)."""
+        out = np.empty(cand_node.shape[0], dtype=np.float64)
+        static_keys(self.pr, self.recs, slots, values, cand_node, cand_event, out)
+        return out
+
+
+def _pow2(n: int) -> int:
+    size = 1
+    while size < n:
+        size *= 2
+    return size
+
+
+__all__ = [
+    "GRADED_TOP",
+    "PlanSearch",
+    "beam_value",
+    "closure",
+    "evaluate",
+    "face_down_total",
+    "graded",
+    "static_keys",
+]
+
+
+refresh_cache(globals())

@@ -1,0 +1,338 @@
+"""The planner (agents/planner.py) and its compiled searches (spider_env/search/plan.py): blind to
+hidden cards, deterministic, legal, its budget specs, pickling, evaluation with one or two
+workers; the closure's positions and events checked by the pure rules engine.
+
+Small budgets keep these fast (``SMALL``); the permutation test is the issue's check that the
+planner reads nothing hidden."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+import os
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import permute_hidden
+from spider_env.agents import PlannerAgent, make_agent
+from spider_env.agents.planner import halving_schedule
+
+from spider_env.apps.evaluation import evaluate
+from spider_env.core.rules import apply, legal_actions
+from spider_env.core.variants import get_variant
+from spider_env.env import SpiderEnv
+from spider_env.search.plan import PlanSearch
+
+SMALL = "planner:evals=12,candidates=6,nodes=1500"
+
+
+def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        x, y = np.asarray(a[key]), np.asarray(b[key])
+        assert x.dtype == y.dtype and np.array_equal(x, y), key
+
+
+def play(
+    agent: Any, variant: str, deal: int, max_steps: int, seed: int = 0
+) -> tuple[list[int], dict[str, Any]]:
+    """Play ``deal`` with ``agent`` (reset with ``seed``): its actions, each checked legal, and
+    the last info."""
+    env = SpiderEnv(variant=variant)
+    obs, info = env.reset(options={"deal": deal})
+    agent.reset(seed=seed)
+    actions: list[int] = []
+    for _ in range(max_steps):
+        mask = info["action_mask"]
+        if not mask.any():
+            break
+        a = agent.act(obs, mask, info)
+        assert mask[a], f"illegal action {a} at step {len(actions)}"
+        actions.append(a)
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            break
+    return actions, info
+
+
+# --- no peeking: the issue's permutation test --------------------------------------------------
+@pytest.mark.parametrize(
+    "name, deal",
+    [
+        ("spider-1suit", 2),
+        ("spider-2suit", 2),
+        ("spider-4suit", 1),
+        ("spiderette-4suit", 2),
+        ("scorpion", 0),
+        ("spider-tournament-2suit", 2),  # visible pile tops, chosen piles, undo
+        ("pysol-spider-2suit", 1),
+    ],
+)
+def test_choice_is_unchanged_when_face_down_cards_and_stock_are_permuted(
+    name: str, deal: int
+) -> None:
+    """At every position of a game (60 steps at most), a copy of the planner (same memory, same
+    RNG state) given the same position with the hidden cards permuted chooses the same action."""
+    rng = np.random.default_rng(11)
+    env, twin = SpiderEnv(variant=name), SpiderEnv(variant=name)
+    obs, info = env.reset(options={"deal": deal})
+    agent = make_agent(SMALL, name, seed=3)
+    agent.reset(seed=3)
+    checked = permuted = 0
+    term = False
+    for _ in range(60):
+        mask = info["action_mask"]
+        if not mask.any():
+            break
+        state = env.state
+        other = permute_hidden(state, rng)
+        permuted += other.key() != state.key()
+        obs2, info2 = twin.reset(options={"state": other})
+        assert_same(obs, obs2)
+        assert_same(info, info2)
+        clone = copy.deepcopy(agent)
+        b = clone.act(obs2, info2["action_mask"], info2)
+        a = agent.act(obs, mask, info)
+        assert a == b, f"step {checked}: {a} on the real table, {b} on the permuted one"
+        checked += 1
+        obs, _, term, _, info = env.step(a)
+        if term:
+            break
+    assert checked >= 10 or term
+    assert permuted >= checked // 2
+    assert isinstance(agent, PlannerAgent) and agent.decisions > 0
+
+
+# --- determinism ---------------------------------------------------------------------------------
+def test_same_seed_same_deal_same_actions() -> None:
+    first, _ = play(make_agent(SMALL, "spider-2suit", 5), "spider-2suit", 4, 150, seed=5)
+    second, _ = play(make_agent(SMALL, "spider-2suit", 5), "spider-2suit", 4, 150, seed=5)
+    assert len(first) >= 100 and first == second
+
+
+def test_reset_forgets_the_last_game() -> None:
+    agent = make_agent(SMALL, "spider-2suit", 5)
+    play(agent, "spider-2suit", 9, 40, seed=1)
+    again, _ = play(agent, "spider-2suit", 4, 80, seed=5)
+    fresh, _ = play(make_agent(SMALL, "spider-2suit", 5), "spider-2suit", 4, 80, seed=5)
+    assert again == fresh
+
+
+# --- play ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, deal, steps",
+    [
+        ("spider-4suit", 3, 300),
+        ("spiderette-2suit", 1, 300),
+        ("spider-tournament-1suit", 1, 300),
+        ("simple-simon", 2, 300),
+    ],
+)
+def test_plays_only_legal_actions(name: str, deal: int, steps: int) -> None:
+    actions, _ = play(make_agent(SMALL, name, 0), name, deal, steps)  # play() checks the mask
+    assert len(actions) > 20
+
+
+@pytest.mark.parametrize("deal", [0, 1, 4])
+def test_wins_one_suit_deals_greedy_loses_or_wins(deal: int) -> None:
+    # 1-suit deals 0, 1 and 4 (the default planner wins each with seed 0)
+    _, info = play(PlannerAgent("spider-1suit", 0), "spider-1suit", deal, 1000)
+    assert info["is_success"] and info["completed_runs"] == 8
+
+
+def test_does_not_deal_while_a_card_can_be_turned_up() -> None:
+    """With ``hold=1`` (the default) a deal is played only when no move sequence turns a card
+    up: checked at every deal of a game against the closure of the position."""
+    name = "spider-2suit"
+    env = SpiderEnv(variant=name)
+    obs, info = env.reset(options={"deal": 7})
+    agent = make_agent(SMALL, name, 0)
+    v = get_variant(name)
+    search = PlanSearch(v)
+    dealt = 0
+    for _ in range(400):
+        a = agent.act(obs, info["action_mask"], info)
+        if v.n_move_actions <= a < v.n_move_actions + v.n_deal_actions and not agent._plan:
+            # the last action of a plan is its event: a deal means no reveal was reachable
+            root = search.game.from_state(env.state)
+            _, _, ev_action = search.closure(root)
+            assert all(v.n_move_actions <= e for e in ev_action)
+            dealt += 1
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            break
+    assert dealt >= 1
+
+
+# --- the closure ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, deal, steps", [("spider-1suit", 3, 0), ("spider-2suit", 5, 30), ("scorpion", 2, 5)]
+)
+def test_closure_positions_turn_no_card_and_events_do(name: str, deal: int, steps: int) -> None:
+    """Every listed position is reached by its path, which the pure engine accepts and which
+    turns no card up and deals nothing; every event, played after its path, turns a card up or
+    deals; no two events lead to the same position."""
+    v = get_variant(name)
+    env = SpiderEnv(variant=name)
+    obs, info = env.reset(options={"deal": deal})
+    agent = make_agent("greedy", name, 0)
+    for _ in range(steps):
+        obs, _, _, _, info = env.step(agent.act(obs, info["action_mask"], info))
+    state = env.state
+    search = PlanSearch(v)
+    won, ev_node, ev_action = search.closure(search.game.from_state(state))
+    assert won == -1 and len(ev_node) > 0
+    seen = set()
+    for node, event in zip(ev_node.tolist(), ev_action.tolist()):
+        s = state
+        for a in search.path(node):
+            assert a in legal_actions(s)
+            s = apply(s, a)
+            assert sum(s.down) == sum(state.down) and s.deals == state.deals
+        assert event in legal_actions(s)
+        after = apply(s, event)
+        assert sum(after.down) < sum(state.down) or after.deals > state.deals
+        assert after.key() not in seen
+        seen.add(after.key())
+
+
+def test_closure_is_the_same_for_every_layout_of_the_unseen_cards() -> None:
+    v = get_variant("spider-4suit")
+    env = SpiderEnv(variant=v.name)
+    env.reset(options={"deal": 12})
+    search = PlanSearch(v)
+    rng = np.random.default_rng(0)
+    lists = []
+    for state in (env.state, permute_hidden(env.state, rng), permute_hidden(env.state, rng)):
+        _, ev_node, ev_action = search.closure(search.game.from_state(state))
+        lists.append([(tuple(search.path(int(n))), int(a)) for n, a in zip(ev_node, ev_action)])
+    assert lists[0] == lists[1] == lists[2]
+
+
+def test_a_won_position_in_reach_is_played() -> None:
+    """Simple Simon deal 2 is won by the beam solver: the planner plays a winning line."""
+    _, info = play(PlannerAgent("simple-simon", 0), "simple-simon", 2, 1000)
+    assert info["is_success"]
+
+
+def test_halving_schedule_halves_and_stays_within_the_budget() -> None:
+    assert halving_schedule(1, 48) == []
+    assert halving_schedule(2, 48) == [(2, 24)]
+    assert halving_schedule(12, 48) == [(12, 1), (6, 2), (3, 4), (2, 6)]
+    for n in range(2, 40):
+        for evals in (1, 10, 48, 200):
+            rounds = halving_schedule(n, evals)
+            assert rounds[0][0] == n and rounds[-1][0] <= 2
+            assert all(a >= b for (a, _), (b, _) in itertools.pairwise(rounds))
+            if evals >= 4 * n:
+                assert sum(size * each for size, each in rounds) <= evals
+
+
+# --- bad input -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("planner:evals=0", "evals must be an int in 1..100,000, got 0"),
+        ("planner:nodes=-5", "nodes must be an int in 1..10,000,000, got -5"),
+        ("planner:width=0", "width must be an int in 1..1,000, got 0"),
+        ("planner:hold=2", "hold must be an int in 0..1, got 2"),
+        ("planner:exact=60000000", "exact must be an int in 1..50,000,000"),
+        ("planner:foo=1", "bad planner budget 'foo=1'.*evals, candidates, width"),
+        ("planner:", "bad planner budget ''"),
+        ("planner:evals=2,,nodes=3000", "bad planner budget ''"),
+        ("planner:evals", "bad planner budget 'evals'"),
+        ("planner:evals=x", "evals='x' is not an integer"),
+        ("planner:nodes=2.5", "nodes='2.5' is not an integer"),
+        ("planner:evals=2,evals=3", "'evals' given twice"),
+        ("plannerx", "unknown agent 'plannerx'"),
+    ],
+)
+def test_bad_specs_are_refused_naming_the_problem(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        make_agent(spec, "spider-1suit")
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"evals": True}, "evals must be an int in 1..100,000, got True"),
+        ({"evals": None}, "evals must be an int"),
+        ({"nodes": 2.0}, "nodes must be an int in 1..10,000,000, got 2.0"),
+        ({"candidates": -1}, "candidates must be an int in 1..1,000"),
+    ],
+)
+def test_bad_budget_arguments_are_refused(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        PlannerAgent("spider-1suit", **kwargs)
+
+
+def test_specs_set_the_budget_and_the_name() -> None:
+    agent = make_agent("planner:nodes=5000,evals=20", "spider-1suit")
+    assert isinstance(agent, PlannerAgent)
+    assert agent.budget["nodes"] == 5000 and agent.budget["evals"] == 20
+    assert agent.name == "planner:evals=20,nodes=5000"
+    assert make_agent("planner", "spider-1suit").name == "planner"
+
+
+def test_an_observation_of_another_variant_is_refused() -> None:
+    env = SpiderEnv(variant="spiderette-4suit")
+    obs, info = env.reset(options={"deal": 0})
+    with pytest.raises(ValueError, match="the agent plays another variant"):
+        make_agent(SMALL, "spider-2suit").act(obs, info["action_mask"], info)
+
+
+def test_variant_comes_from_info_with_undo() -> None:
+    env = SpiderEnv(variant="spider-2suit", undo=True)
+    obs, info = env.reset(options={"deal": 0})
+    agent = PlannerAgent(seed=0, evals=8)
+    for _ in range(30):
+        a = agent.act(obs, info["action_mask"], info)
+        assert info["action_mask"][a] and a < env.variant.n_actions - 1  # never the undo
+        obs, _, term, _, info = env.step(a)
+        if term:
+            break
+    assert agent.variant == env.variant
+
+
+# --- pickling and evaluation -------------------------------------------------------------------
+def test_a_used_agent_pickles_and_the_copy_plays_on_the_same() -> None:
+    name = "spider-2suit"
+    env = SpiderEnv(variant=name)
+    obs, info = env.reset(options={"deal": 6})
+    agent = make_agent(SMALL, name, 2)
+    agent.reset(seed=2)
+    for _ in range(25):
+        obs, _, _, _, info = env.step(agent.act(obs, info["action_mask"], info))
+    copy_ = pickle.loads(pickle.dumps(agent))
+    twin = SpiderEnv(variant=name)
+    obs2, info2 = twin.reset(options={"state": env.state})
+    ours, theirs = [], []
+    for _ in range(40):
+        ours.append(agent.act(obs, info["action_mask"], info))
+        theirs.append(copy_.act(obs2, info2["action_mask"], info2))
+        obs, _, term, _, info = env.step(ours[-1])
+        obs2, *_, info2 = twin.step(theirs[-1])
+        if term:
+            break
+    assert ours == theirs
+
+
+def _records(result: Any) -> list[dict[str, Any]]:
+    return [
+        {k: v for k, v in dataclasses.asdict(r).items() if k != "seconds"} for r in result.records
+    ]
+
+
+def test_evaluate_gives_the_same_records_with_one_or_two_workers(monkeypatch: Any) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    args: dict[str, Any] = {"variant": "spider-1suit", "max_steps": 300}
+    one = evaluate([SMALL], "0:3", jobs=1, **args)
+    two = evaluate([SMALL, make_agent(SMALL, "spider-1suit")], "0:3", jobs=2, **args)
+    assert two.jobs == 2
+    by_spec, by_object = _records(two)[:3], _records(two)[3:]
+    assert _records(one) == by_spec
+    assert [{**r, "agent": SMALL} for r in by_object] == by_spec
+    assert sum(r.won for r in one.records) >= 1
