@@ -82,16 +82,16 @@ ladder: $(STAMP)
 	$(LADDER) --variant spider-1suit --deals 0:1000 --solver-csv docs/solver/spider-1suit-0_1000.csv \
 	  --compare $(L)/spider-1suit-0_1000-expert-evaluate.csv:expert --json $(L)/spider-1suit.json
 	$(LADDER) --variant spider-4suit --deals 0:200 --solver-csv docs/solver/spider-4suit-0_1000.csv \
-	  --compare $(L)/spider-4suit-0_50-expert_width=10-evaluate.csv:expert:width=10 \
+	  --compare $(L)/spider-4suit-0_50-expert_width=10-evaluate.csv:expert \
 	  --json $(L)/spider-4suit.json
 	$(LADDER) --variant simple-simon --deals 0:200 --solver-csv docs/solver/simple-simon-0_1000.csv \
-	  --compare $(L)/simple-simon-0_100-expert_width=10-evaluate.csv:expert:width=10 \
+	  --compare $(L)/simple-simon-0_100-expert_width=10-evaluate.csv:expert \
 	  --json $(L)/simple-simon.json
 	$(LADDER) --variant spider-2suit --deals 0:1000 --solver-csv docs/solver/spider-2suit-0_1000.csv \
 	  --compare $(L)/spider-2suit-0_100-expert-evaluate.csv:expert --json $(L)/spider-2suit.json
 	for v in spiderette-1suit spiderette-2suit spider-tournament-1suit spider-tournament-2suit; do \
 	  $(LADDER) --variant $$v --deals 0:50 --solver-csv docs/solver/$$v-0_1000.csv \
-	    --compare "$(L)/$$v-0_50-expert_width=10-evaluate.csv:expert:width=10" \
+	    --compare "$(L)/$$v-0_50-expert_width=10-evaluate.csv:expert" \
 	    --json $(L)/$$v.json || exit 1; done
 	for v in spiderette-4suit scorpion; do \
 	  $(LADDER) --variant $$v --deals 0:50 --solver-csv docs/solver/$$v-0_1000.csv \
