@@ -310,8 +310,7 @@ class PlannerAgent(BaseAgent):
         b = self.budget
         known = root[slots]
         n = ev_node.size
-        deal_lo, deal_hi = self._deal_ids(search.variant)[[0, -1]]
-        dealing = bool(((ev_action >= deal_lo) & (ev_action <= deal_hi)).all())
+        dealing = bool(np.isin(ev_action, self._deal_ids(search.variant)).all())
         evals, keep = b["evals"], b["candidates"]
         if dealing:
             # where to deal from: rarer than a reveal, and it decides more

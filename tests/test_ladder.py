@@ -1,5 +1,6 @@
 """benchmarks/ladder.py (the README's ladder rows) runs end to end on a few deals, and its numbers
-agree with the per-deal files it kept."""
+agree with the per-deal files it kept; a second run reuses the verdicts and compares with the
+first run's games."""
 
 from __future__ import annotations
 
@@ -10,20 +11,22 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PLAYER = "planner:evals=8,nodes=1500"
+
+
+def ladder(*args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "ladder.py"), "--variant", "spider-1suit",
+           "--deals", "0:3", "--jobs", "1", "--max-steps", "400", *args]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done
 
 
 def test_ladder_row_agrees_with_its_per_deal_files(tmp_path: Path) -> None:
     out = tmp_path / "row.json"
-    cmd = [
-        sys.executable, str(ROOT / "benchmarks" / "ladder.py"), "--variant", "spider-1suit",
-        "--deals", "0:3", "--jobs", "1", "--solver-nodes", "100000",
-        "--expert", "expert:samples=2,nodes=3000", "--max-steps", "400",
-        "--json", str(out), "--out-dir", str(tmp_path),
-    ]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
+    done = ladder("--player", PLAYER, "--json", str(out), "--out-dir", str(tmp_path))
     row = json.loads(out.read_text())
-    assert row["n"] == 3 and row["expert"] == "expert:samples=2,nodes=3000"
+    assert row["n"] == 3 and list(row["players"]) == ["greedy", PLAYER]
     assert "| spider-1suit | 0:3 (3) |" in done.stdout
 
     [solved] = tmp_path.glob("*-solve.csv")
@@ -32,10 +35,46 @@ def test_ladder_row_agrees_with_its_per_deal_files(tmp_path: Path) -> None:
     rows = list(csv.DictReader(played.open()))
     won = {(r["agent"], int(r["deal"])) for r in rows if r["won"] == "True"}
     assert row["solver_won"] == sum(v == "won" for v in verdict.values())
-    assert row["greedy_wins"] == sum(a == "greedy" for a, _ in won)
-    assert row["expert_wins"] == sum(a == row["expert"] for a, _ in won)
+    for name, entry in row["players"].items():
+        assert entry["wins"] == sum(a == name for a, _ in won)
     winnable = {d for d, v in verdict.items() if v == "won"}
-    assert row["expert_won_of_winnable"] == len(
-        {d for a, d in won if a == row["expert"]} & winnable
-    )
-    assert 0 <= row["expert_won_of_winnable"] <= row["solver_won"]
+    mine = {d for a, d in won if a == PLAYER}
+    assert row["won_of_winnable"][PLAYER] == len(mine & winnable) <= row["solver_won"]
+    vs = row["players"][PLAYER]["vs_greedy"]
+    greedy = {d for a, d in won if a == "greedy"}
+    assert (vs["only_player"], vs["only_greedy"]) == (len(mine - greedy), len(greedy - mine))
+
+    # again, with the verdicts given and the first run's greedy games to compare with
+    again = tmp_path / "again"
+    out2 = tmp_path / "row2.json"
+    ladder("--player", PLAYER, "--solver-csv", str(solved), "--compare", f"{played}:greedy",
+           "--json", str(out2), "--out-dir", str(again))  # fmt: skip
+    row2 = json.loads(out2.read_text())
+    assert not list(again.glob("*-solve.csv"))  # not solved again
+    assert row2["solver_won"] == row["solver_won"]
+    [cmp] = row2["compare"]
+    assert cmp["other"] == "greedy" and cmp["deals"] == 3
+    assert cmp["player_wins"] == row2["players"][PLAYER]["wins"]
+    assert cmp["other_wins"] == row["players"]["greedy"]["wins"]
+
+
+def test_losses_replays_lost_games_as_they_were_recorded(tmp_path: Path) -> None:
+    """benchmarks/losses.py plays each lost deal again exactly as the evaluation did (it stops
+    with an error if the replay ends differently) and says how each game ended."""
+    played = tmp_path / "random.csv"
+    subprocess.run(
+        [sys.executable, "-m", "spider_env.apps.cli", "evaluate", "--agent", "random",
+         "--suits", "2", "--deals", "0:3", "--max-steps", "200", "--csv", str(played),
+         "--no-progress"],
+        check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
+    out = tmp_path / "losses.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "losses.py"), str(played), "--agent",
+           "random", "--max-steps", "200", "--limit", "2", "--json", str(out)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(out.read_text())
+    assert len(rows) == 2 and all(not r["won"] and r["steps"] <= 200 for r in rows)
+    assert "2 lost deals of 3 replayed (random)" in done.stdout
+    bad = subprocess.run([*cmd[:-4], "--limit", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--limit must be at least 1" in bad.stderr
