@@ -78,3 +78,18 @@ def test_losses_replays_lost_games_as_they_were_recorded(tmp_path: Path) -> None
     assert "2 lost deals of 3 replayed (random)" in done.stdout
     bad = subprocess.run([*cmd[:-4], "--limit", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--limit must be at least 1" in bad.stderr
+
+
+def test_readme_ladder_table_is_what_ladder_table_prints_from_the_stored_rows() -> None:
+    """The README's planner ladder is benchmarks/ladder_table.py's output over docs/ladder/, line
+    for line (so a re-run of make ladder that is not copied into the README fails here)."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "ladder_table.py"), "--dir",
+         str(ROOT / "docs" / "ladder")],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) >= 3 + 2  # header, rule, at least the rows of 1 and 2 suits
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    for line in lines:
+        assert line in readme, line
