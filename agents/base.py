@@ -46,6 +46,33 @@ def legal_from_mask(mask: Any) -> np.ndarray:
     return legal
 
 
+def parse_budget_spec(spec: str, name: str, keys: tuple[str, ...]) -> dict[str, int]:
+    """The budget of an agent spec ``NAME`` or ``NAME:KEY=N,...`` (each ``KEY`` one of ``keys``,
+    at most once, ``N`` an integer): ``ValueError`` naming what is wrong. The expert's and the
+    planner's specs."""
+    head, sep, rest = spec.partition(":")
+    if head.lower() != name:
+        raise ValueError(f"not the spec of a {name} agent: {spec!r}")
+    out: dict[str, int] = {}
+    if not sep:
+        return out
+    for item in rest.split(","):
+        key, eq, value = item.partition("=")
+        key = key.strip().lower()
+        if not eq or key not in keys:
+            raise ValueError(
+                f"bad {name} budget {item!r} in {spec!r}: use {name}:KEY=N,... with KEY one of "
+                f"{', '.join(keys)}"
+            )
+        if key in out:
+            raise ValueError(f"{name} budget {key!r} given twice in {spec!r}")
+        try:
+            out[key] = int(value)
+        except ValueError:
+            raise ValueError(f"{name} budget {key}={value!r} is not an integer") from None
+    return out
+
+
 class BaseAgent:
     """Shared plumbing: the variant, a seeded RNG, ``reset``.
 
@@ -96,4 +123,4 @@ class BaseAgent:
         return f"{type(self).__name__}(variant={v!r}, seed={self.seed!r})"
 
 
-__all__ = ["Agent", "BaseAgent", "legal_from_mask"]
+__all__ = ["Agent", "BaseAgent", "legal_from_mask", "parse_budget_spec"]

@@ -44,7 +44,7 @@ from spider_env.core.variants import Variant
 from spider_env.observation.view import TableView
 from spider_env.search.budget import MAX_NODES, MAX_WIDTH, check_budget
 
-from .base import BaseAgent
+from .base import BaseAgent, parse_budget_spec
 from .lookahead import LookaheadAgent
 
 INCUMBENT_BONUS = 0.5  # extra vote of a sample still following the line of an earlier search
@@ -94,27 +94,7 @@ def parse_expert_spec(spec: str) -> dict[str, int]:
     """The budget of an agent spec ``expert`` or ``expert:samples=8,nodes=60000,width=20``
     (keys ``samples``, ``nodes``, ``width``, ``stage_nodes``); ``ValueError`` naming what is
     wrong."""
-    name, _, rest = spec.partition(":")
-    if name.lower() != "expert":
-        raise ValueError(f"not an expert agent spec: {spec!r}")
-    out: dict[str, int] = {}
-    if not rest and ":" not in spec:
-        return out
-    for item in rest.split(","):
-        key, eq, value = item.partition("=")
-        key = key.strip().lower()
-        if not eq or key not in BUDGET_KEYS:
-            raise ValueError(
-                f"bad expert budget {item!r} in {spec!r}: use expert:KEY=N,... with KEY one of "
-                f"{', '.join(BUDGET_KEYS)}"
-            )
-        if key in out:
-            raise ValueError(f"expert budget {key!r} given twice in {spec!r}")
-        try:
-            out[key] = int(value)
-        except ValueError:
-            raise ValueError(f"expert budget {key}={value!r} is not an integer") from None
-    return out
+    return parse_budget_spec(spec, "expert", BUDGET_KEYS)
 
 
 class ExpertAgent(BaseAgent):

@@ -41,7 +41,7 @@ from spider_env.core.variants import Variant
 from spider_env.observation.view import TableView
 from spider_env.search.budget import MAX_NODES, check_budget
 
-from .base import BaseAgent
+from .base import BaseAgent, parse_budget_spec
 from .lookahead import LookaheadAgent
 
 #: Scores spent per planned decision (successive halving over the candidates).
@@ -82,27 +82,7 @@ BUDGET_KEYS = tuple(BUDGET)
 def parse_planner_spec(spec: str) -> dict[str, int]:
     """The budget of an agent spec ``planner`` or ``planner:evals=96,width=3`` (keys
     :data:`BUDGET_KEYS`); ``ValueError`` naming what is wrong."""
-    name, sep, rest = spec.partition(":")
-    if name.lower() != "planner":
-        raise ValueError(f"not a planner agent spec: {spec!r}")
-    out: dict[str, int] = {}
-    if not sep:
-        return out
-    for item in rest.split(","):
-        key, eq, value = item.partition("=")
-        key = key.strip().lower()
-        if not eq or key not in BUDGET:
-            raise ValueError(
-                f"bad planner budget {item!r} in {spec!r}: use planner:KEY=N,... with KEY one "
-                f"of {', '.join(BUDGET_KEYS)}"
-            )
-        if key in out:
-            raise ValueError(f"planner budget {key!r} given twice in {spec!r}")
-        try:
-            out[key] = int(value)
-        except ValueError:
-            raise ValueError(f"planner budget {key}={value!r} is not an integer") from None
-    return out
+    return parse_budget_spec(spec, "planner", BUDGET_KEYS)
 
 
 def _check(name: str, value: object) -> int:

@@ -17,6 +17,7 @@ import random
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -177,6 +178,38 @@ def random_play(
         nxt = apply(state, a)
         yield state, a, nxt
         state = nxt
+
+
+def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Two observations or infos: the same keys, equal values (arrays: same dtype too)."""
+    assert a.keys() == b.keys()
+    for key in a:
+        x, y = np.asarray(a[key]), np.asarray(b[key])
+        assert x.dtype == y.dtype and np.array_equal(x, y), key
+
+
+def play(
+    agent: Any, variant: str, deal: int, max_steps: int, seed: int = 0
+) -> tuple[list[int], dict[str, Any]]:
+    """Play ``deal`` with ``agent`` (reset with ``seed``): its actions, each checked legal, and
+    the last info."""
+    from spider_env.env import SpiderEnv
+
+    env = SpiderEnv(variant=variant)
+    obs, info = env.reset(options={"deal": deal})
+    agent.reset(seed=seed)
+    actions: list[int] = []
+    for _ in range(max_steps):
+        mask = info["action_mask"]
+        if not mask.any():
+            break
+        a = agent.act(obs, mask, info)
+        assert mask[a], f"illegal action {a} at step {len(actions)}"
+        actions.append(a)
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            break
+    return actions, info
 
 
 def permute_hidden(state: State, rng: np.random.Generator) -> State:

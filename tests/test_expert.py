@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import permute_hidden
+from conftest import assert_same, permute_hidden, play
 from spider_env.agents import ExpertAgent, make_agent
 
 from spider_env.apps.evaluation import evaluate
@@ -23,36 +23,6 @@ from spider_env.env import SpiderEnv
 from spider_env.search.solver import MAX_NODES
 
 SMALL = "expert:samples=2,nodes=3000"
-
-
-def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
-    """Two observations or infos: the same keys, equal values (arrays: same dtype too)."""
-    assert a.keys() == b.keys()
-    for key in a:
-        x, y = np.asarray(a[key]), np.asarray(b[key])
-        assert x.dtype == y.dtype and np.array_equal(x, y), key
-
-
-def play(
-    agent: Any, variant: str, deal: int, max_steps: int, seed: int = 0
-) -> tuple[list[int], dict[str, Any]]:
-    """Play ``deal`` with ``agent`` (reset with ``seed``): its actions, each checked legal, and
-    the last info."""
-    env = SpiderEnv(variant=variant)
-    obs, info = env.reset(options={"deal": deal})
-    agent.reset(seed=seed)
-    actions: list[int] = []
-    for _ in range(max_steps):
-        mask = info["action_mask"]
-        if not mask.any():
-            break
-        a = agent.act(obs, mask, info)
-        assert mask[a], f"illegal action {a} at step {len(actions)}"
-        actions.append(a)
-        obs, _, term, trunc, info = env.step(a)
-        if term or trunc:
-            break
-    return actions, info
 
 
 # --- no peeking: the issue's permutation test --------------------------------------------------
