@@ -52,7 +52,7 @@ def parse_budget_spec(spec: str, name: str, keys: tuple[str, ...]) -> dict[str, 
     planner's specs."""
     head, sep, rest = spec.partition(":")
     if head.lower() != name:
-        raise ValueError(f"not the spec of a {name} agent: {spec!r}")
+        raise ValueError(f"not the spec of the {name} agent: {spec!r}")
     out: dict[str, int] = {}
     if not sep:
         return out
