@@ -190,37 +190,27 @@ class PlannerAgent(BaseAgent):
 
     # ------------------------------------------------------------------------------------
     def _searches(self, v: Variant, wide: bool = False) -> Any:
-        """The searches of the budget (``wide``: with :data:`WIDE_CLOSURE` times the closure,
-        made on first use)."""
-        if wide:
-            if self._wide is None:
-                from spider_env.search.plan import PlanSearch
-
-                b = self.budget
-                self._wide = PlanSearch(
-                    v,
-                    closure_nodes=b["closure"] * WIDE_CLOSURE,
-                    width=b["width"],
-                    nodes=b["nodes"],
-                    max_depth=b["depth"],
-                    deals=b["deals"],
-                )
-            return self._wide
-        if self._search is None:
+        """The searches of the budget, made on first use (``wide``: with :data:`WIDE_CLOSURE`
+        times the closure)."""
+        if (self._wide if wide else self._search) is None:
             try:
                 from spider_env.search.plan import PlanSearch
             except ImportError as exc:  # pragma: no cover - numba missing
                 raise ImportError(f"the planner needs numba (the compiled core): {exc}") from None
             b = self.budget
-            self._search = PlanSearch(
+            search = PlanSearch(
                 v,
-                closure_nodes=b["closure"],
+                closure_nodes=b["closure"] * (WIDE_CLOSURE if wide else 1),
                 width=b["width"],
                 nodes=b["nodes"],
                 max_depth=b["depth"],
                 deals=b["deals"],
             )
-        return self._search
+            if wide:
+                self._wide = search
+            else:
+                self._search = search
+        return self._wide if wide else self._search
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
         v = self._variant(info)

@@ -189,6 +189,17 @@ def hash_insert(table: np.ndarray, h: np.uint64) -> int:
     return -1
 
 
+def trace_line(parent: np.ndarray, action: np.ndarray, node: int) -> list[int]:
+    """The actions from a search tree's root (node 0) to ``node``: ``action[n]`` led from
+    ``parent[n]`` to ``n``. Every search's line comes from here."""
+    out: list[int] = []
+    while node > 0:
+        out.append(int(action[node]))
+        node = int(parent[node])
+    out.reverse()
+    return out
+
+
 @jit
 def _rehash(old: np.ndarray, new: np.ndarray) -> None:
     """Insert every key of the hash set ``old`` into the empty, larger ``new``."""
@@ -470,13 +481,7 @@ class BeamSolver:
                 self.depth += 1
                 if nc < 0:
                     j = -1 - nc
-                    line = [int(c_action[j])]
-                    node = int(c_parent[j])
-                    while node > 0:
-                        line.append(int(action[node]))
-                        node = int(parent[node])
-                    line.reverse()
-                    return _WON, line
+                    return _WON, [*trace_line(parent, action, int(c_parent[j])), int(c_action[j])]
                 if flags[F_FULL]:
                     self.stopped = "nodes"
                     return _UNKNOWN, []
@@ -504,6 +509,7 @@ __all__ = [
     "filtered",
     "first_empties",
     "hash_insert",
+    "trace_line",
 ]
 
 

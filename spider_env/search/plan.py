@@ -50,6 +50,7 @@ from spider_env.search.beam import (
     filtered,
     first_empties,
     hash_insert,
+    trace_line,
 )
 
 #: The share of the score a position that is not won can reach (a win scores 1.0).
@@ -216,6 +217,24 @@ def beam_value(
 
 
 @jit
+def candidate_state(
+    pr: np.ndarray,
+    rec: np.ndarray,
+    slots: np.ndarray,
+    values: np.ndarray,
+    event: int,
+    st: np.ndarray,
+) -> None:
+    """Into ``st``: the closure position ``rec`` with a sample's unseen cards (``values`` in the
+    hidden ``slots``) put in, then ``event`` played (-1: none)."""
+    unpack(pr, rec, st)
+    for h in range(slots.shape[0]):
+        st[slots[h]] = values[h]
+    if event >= 0:
+        apply_action(pr, st, event)
+
+
+@jit
 def evaluate(
     pr: np.ndarray,
     recs: np.ndarray,
@@ -251,12 +270,7 @@ def evaluate(
     st = new_state(pr)
     for p in range(pair_cand.shape[0]):
         k = pair_cand[p]
-        s = pair_sample[p]
-        unpack(pr, recs[cand_node[k]], st)
-        for h in range(slots.shape[0]):
-            st[slots[h]] = values[s, h]
-        if cand_event[k] >= 0:
-            apply_action(pr, st, cand_event[k])
+        candidate_state(pr, recs[cand_node[k]], slots, values[pair_sample[p]], cand_event[k], st)
         out[p] = beam_value(
             pr, st, width, budget, max_depth, n_buckets, n_cards, frontier, f_ids, cand,
             c_parent, c_action, c_key, c_left, table, b_parent, b_action, deals,
@@ -281,11 +295,7 @@ def static_keys(
     for k in range(cand_node.shape[0]):
         total = 0.0
         for s in range(S):
-            unpack(pr, recs[cand_node[k]], st)
-            for h in range(slots.shape[0]):
-                st[slots[h]] = values[s, h]
-            if cand_event[k] >= 0:
-                apply_action(pr, st, cand_event[k])
+            candidate_state(pr, recs[cand_node[k]], slots, values[s], cand_event[k], st)
             total += chaos_key(pr, st) >> 8
         out[k] = total / S
 
@@ -357,12 +367,7 @@ class PlanSearch:
 
     def path(self, node: int) -> list[int]:
         """The actions from the closure's root to ``node``."""
-        out: list[int] = []
-        while node > 0:
-            out.append(int(self.action[node]))
-            node = int(self.parent[node])
-        out.reverse()
-        return out
+        return trace_line(self.parent, self.action, node)
 
     def evaluate(
         self,
@@ -402,6 +407,7 @@ __all__ = [
     "GRADED_TOP",
     "PlanSearch",
     "beam_value",
+    "candidate_state",
     "closure",
     "evaluate",
     "face_down_total",

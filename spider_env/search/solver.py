@@ -69,7 +69,7 @@ from spider_env.fast.game import (
     unpack,
 )
 from spider_env.fast.jit import jit, refresh_cache
-from spider_env.search.beam import BeamSolver
+from spider_env.search.beam import BeamSolver, trace_line
 from spider_env.search.beam import hash_insert as _insert
 from spider_env.search.budget import (
     DEFAULT_BEAM_NODES,
@@ -376,12 +376,7 @@ class _Stage:
         self.cand = np.zeros((width, 3), dtype=np.int64)
 
     def line_to(self, node: int) -> list[int]:
-        out: list[int] = []
-        while node > 0:
-            out.append(int(self.action[node]))
-            node = int(self.parent[node])
-        out.reverse()
-        return out
+        return trace_line(self.parent, self.action, node)
 
 
 class Solver:
