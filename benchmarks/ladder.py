@@ -70,6 +70,12 @@ def main() -> int:
     ap.add_argument("--out-dir", help="keep the per-deal CSV files here")
     a = ap.parse_args()
     players = a.player or ["planner"]
+    for spec in a.compare:
+        path, colon, agent = spec.partition(":")
+        if not colon or not agent or not Path(path).is_file():
+            print(f"ladder.py: --compare wants CSV:AGENT with an existing CSV, got {spec!r}",
+                  file=sys.stderr)  # fmt: skip
+            return 2
     exe = str(Path(sys.executable).with_name("spider-env"))
     tmp = Path(a.out_dir) if a.out_dir else Path(tempfile.mkdtemp(prefix="ladder-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -117,9 +123,12 @@ def main() -> int:
     comparisons = []
     for spec in a.compare:
         path, _, agent = spec.partition(":")
-        earlier = read_wins(path, agent).get(agent)
+        earlier = read_wins(path, agent).get(agent) if Path(path).is_file() else None
         if not earlier:
-            raise SystemExit(f"ladder.py: no games of {agent!r} in {path}")
+            print(
+                f"ladder.py: --compare {spec!r}: no games of {agent!r} in {path}", file=sys.stderr
+            )
+            return 2
         common, only_first, only_other, p = mcnemar(wins[first], earlier)
         comparisons.append(
             {

@@ -93,3 +93,14 @@ def test_readme_ladder_table_is_what_ladder_table_prints_from_the_stored_rows() 
     readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     for line in lines:
         assert line in readme, line
+
+
+def test_a_bad_compare_is_one_line_and_status_2_before_anything_runs(tmp_path: Path) -> None:
+    for spec in ("nofile.csv:expert", str(tmp_path), "README.md"):
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "ladder.py"), "--variant", "spider-1suit",
+             "--compare", spec],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "--compare wants CSV:AGENT" in done.stderr and "$" not in done.stdout
