@@ -25,11 +25,12 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-NO_ROW_LOGIT = -1e8
+from .action_set_net import NO_ROW_LOGIT, ActionSetLayers
 
 
-class ActionSetExtractor(BaseFeaturesExtractor):
-    """Dict observation -> ``[logits over all actions, value latent]`` (one flat tensor)."""
+class ActionSetExtractor(BaseFeaturesExtractor, ActionSetLayers):
+    """Dict observation -> ``[logits over all actions, value latent]`` (one flat tensor); the
+    network is :class:`~.action_set_net.ActionSetLayers` (shared with the other trainers)."""
 
     def __init__(
         self,
@@ -43,62 +44,11 @@ class ActionSetExtractor(BaseFeaturesExtractor):
             (observation_space["action_ids"].shape or (1,))[0]
         )
         g = int(np.prod(observation_space["globals"].shape or (0,)))
-        self.n_actions = n_actions
-        self.embed = nn.Sequential(
-            nn.Linear(f + g, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU()
-        )
-        self.score = nn.Linear(hidden, 1)
-        self.value = nn.Sequential(nn.Linear(2 * hidden + g, value_hidden), nn.ReLU())
-
-    def slot_scores(
-        self, obs: dict[str, th.Tensor], packed: bool = False
-    ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
-        """``(scores (B, K), valid (B, K), value latent (B, H))``; the scores of rows without an
-        action are meaningless (mask them). ``packed``: the network sees only the rows with an
-        action (the same values up to float rounding, at the cost of the legal actions rather
-        than of ``K`` rows: what the batched trainer uses)."""
-        feats, ids, glob = obs["actions"], obs["action_ids"], obs["globals"]
-        b, k, _ = feats.shape
-        valid = ids >= 0
-        if packed:
-            return self._packed(feats, valid, glob)
-        x = th.cat((feats, glob.unsqueeze(1).expand(b, k, glob.shape[-1])), dim=-1)
-        h = self.embed(x)
-        scores = self.score(h).squeeze(-1)
-        vm = valid.unsqueeze(-1).to(h.dtype)
-        count = vm.sum(dim=1).clamp(min=1.0)
-        mean = (h * vm).sum(dim=1) / count
-        mx = h.masked_fill(~valid.unsqueeze(-1), -1e9).max(dim=1).values
-        mx = th.where(valid.any(dim=1, keepdim=True), mx, th.zeros_like(mx))
-        return scores, valid, self.value(th.cat((mean, mx, glob), dim=-1))
-
-    def _packed(
-        self, feats: th.Tensor, valid: th.Tensor, glob: th.Tensor
-    ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
-        b, k, _ = feats.shape
-        rows, cols = valid.nonzero(as_tuple=True)
-        h = self.embed(th.cat((feats[rows, cols], glob[rows]), dim=-1))  # (M, H)
-        scores = feats.new_zeros((b, k)).index_put((rows, cols), self.score(h).squeeze(-1))
-        width = h.shape[-1]
-        count = valid.sum(dim=1).clamp(min=1).unsqueeze(-1).to(h.dtype)
-        mean = h.new_zeros((b, width)).index_add(0, rows, h) / count
-        mx = h.new_full((b, width), -1e9).scatter_reduce(
-            0, rows.unsqueeze(-1).expand(-1, width), h, reduce="amax", include_self=True
-        )
-        mx = th.where(valid.any(dim=1, keepdim=True), mx, th.zeros_like(mx))
-        return scores, valid, self.value(th.cat((mean, mx, glob), dim=-1))
+        self._build_layers(f, g, n_actions, hidden, value_hidden)
 
     def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:
         scores, valid, latent_vf = self.slot_scores(obs)
-        b = scores.shape[0]
-        index = th.where(
-            valid, obs["action_ids"].long(), th.full_like(scores, self.n_actions).long()
-        )
-        logits = th.full((b, self.n_actions + 1), NO_ROW_LOGIT, dtype=scores.dtype)
-        logits = logits.scatter(
-            1, index, th.where(valid, scores, th.full_like(scores, NO_ROW_LOGIT))
-        )
-        return th.cat((logits[:, : self.n_actions], latent_vf), dim=-1)
+        return th.cat((self.logits_by_id(scores, valid, obs["action_ids"]), latent_vf), dim=-1)
 
 
 class _Split(nn.Module):

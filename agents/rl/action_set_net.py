@@ -1,0 +1,114 @@
+"""The action-set network in plain torch: one shared MLP scores every legal action's row.
+
+The layers and the forward pass of the RL recipe's policy, without Stable-Baselines3, so that
+every trainer uses the same network with the same parameter names: sb3-contrib's MaskablePPO
+(:class:`~.policy.ActionSetExtractor`), the batched PPO (:mod:`.ppo`, through that extractor)
+and RLlib (:mod:`.rllib_modules`). A model trained by one loads into another by its
+``state_dict``.
+
+The observation is ``obs_mode="actions"``'s (:mod:`spider_env.observation.actions`):
+``"actions"`` ``(B, K, F)`` (one row of features per legal action), ``"action_ids"`` ``(B, K)``
+(the row's action id, ``-1`` past the legal actions) and ``"globals"`` ``(B, G)``.
+"""
+
+from __future__ import annotations
+
+import torch as th
+from torch import nn
+
+#: The logit of a legal action without a row (more legal actions than ``action_rows``).
+NO_ROW_LOGIT = -1e8
+
+
+class ActionSetLayers:
+    """The layers (``embed``, ``score``, ``value``) and forward pass of the action-set
+    network, mixed into an ``nn.Module`` (:class:`ActionSetNet`, SB3's extractor).
+
+    * **actor**: ``embed`` (two ReLU layers) embeds each row (its features and the globals) and
+      ``score`` (linear) scores it; a score goes to its row's action id;
+    * **critic latent**: the mean and max of the embeddings over the legal rows, with the
+      globals, through ``value`` (one ReLU layer); a linear value head on top is the trainer's.
+    """
+
+    n_actions: int
+    embed: nn.Sequential
+    score: nn.Linear
+    value: nn.Sequential
+
+    def _build_layers(self, f: int, g: int, n_actions: int, hidden: int, value_hidden: int) -> None:
+        """``f`` features per row, ``g`` globals, ``n_actions`` action ids."""
+        self.n_actions = n_actions
+        self.embed = nn.Sequential(
+            nn.Linear(f + g, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU()
+        )
+        self.score = nn.Linear(hidden, 1)
+        self.value = nn.Sequential(nn.Linear(2 * hidden + g, value_hidden), nn.ReLU())
+
+    def slot_scores(
+        self, obs: dict[str, th.Tensor], packed: bool = False
+    ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """``(scores (B, K), valid (B, K), value latent (B, H))``; the scores of rows without an
+        action are meaningless (mask them). ``packed``: the network sees only the rows with an
+        action (the same values up to float rounding, at the cost of the legal actions rather
+        than of ``K`` rows: what the batched trainers use)."""
+        feats, ids, glob = obs["actions"], obs["action_ids"], obs["globals"]
+        b, k, _ = feats.shape
+        valid = ids >= 0
+        if packed:
+            return self._packed(feats, valid, glob)
+        x = th.cat((feats, glob.unsqueeze(1).expand(b, k, glob.shape[-1])), dim=-1)
+        h = self.embed(x)
+        scores = self.score(h).squeeze(-1)
+        vm = valid.unsqueeze(-1).to(h.dtype)
+        count = vm.sum(dim=1).clamp(min=1.0)
+        mean = (h * vm).sum(dim=1) / count
+        mx = h.masked_fill(~valid.unsqueeze(-1), -1e9).max(dim=1).values
+        mx = th.where(valid.any(dim=1, keepdim=True), mx, th.zeros_like(mx))
+        return scores, valid, self.value(th.cat((mean, mx, glob), dim=-1))
+
+    def _packed(
+        self, feats: th.Tensor, valid: th.Tensor, glob: th.Tensor
+    ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        b, k, _ = feats.shape
+        rows, cols = valid.nonzero(as_tuple=True)
+        h = self.embed(th.cat((feats[rows, cols], glob[rows]), dim=-1))  # (M, H)
+        scores = feats.new_zeros((b, k)).index_put((rows, cols), self.score(h).squeeze(-1))
+        width = h.shape[-1]
+        count = valid.sum(dim=1).clamp(min=1).unsqueeze(-1).to(h.dtype)
+        mean = h.new_zeros((b, width)).index_add(0, rows, h) / count
+        mx = h.new_full((b, width), -1e9).scatter_reduce(
+            0, rows.unsqueeze(-1).expand(-1, width), h, reduce="amax", include_self=True
+        )
+        mx = th.where(valid.any(dim=1, keepdim=True), mx, th.zeros_like(mx))
+        return scores, valid, self.value(th.cat((mean, mx, glob), dim=-1))
+
+    def logits_by_id(self, scores: th.Tensor, valid: th.Tensor, ids: th.Tensor) -> th.Tensor:
+        """The logits over all ``n_actions`` ids ``(B, A)``: each row's score at its id,
+        :data:`NO_ROW_LOGIT` at every id without a row."""
+        b = scores.shape[0]
+        index = th.where(valid, ids.long(), th.full_like(scores, self.n_actions).long())
+        logits = th.full(
+            (b, self.n_actions + 1), NO_ROW_LOGIT, dtype=scores.dtype, device=scores.device
+        )
+        logits = logits.scatter(
+            1, index, th.where(valid, scores, th.full_like(scores, NO_ROW_LOGIT))
+        )
+        return logits[:, : self.n_actions]
+
+
+class ActionSetNet(nn.Module, ActionSetLayers):
+    """The action-set network as a plain ``nn.Module`` (:class:`ActionSetLayers`)."""
+
+    def __init__(self, f: int, g: int, n_actions: int, hidden: int, value_hidden: int) -> None:
+        super().__init__()
+        self._build_layers(f, g, n_actions, hidden, value_hidden)
+
+    def forward(
+        self, obs: dict[str, th.Tensor], packed: bool = True
+    ) -> tuple[th.Tensor, th.Tensor]:
+        """``(logits over the action ids (B, A), value latent (B, H))``."""
+        scores, valid, latent = self.slot_scores(obs, packed=packed)
+        return self.logits_by_id(scores, valid, obs["action_ids"]), latent
+
+
+__all__ = ["NO_ROW_LOGIT", "ActionSetLayers", "ActionSetNet"]
