@@ -20,6 +20,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+from ray_cluster import cluster, ray_env  # noqa: F401  (the Ray cluster fixtures)
 
 import spider_env as se
 from spider_env.core.cards import N_RANKS, card_str, parse_card

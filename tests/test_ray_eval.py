@@ -4,19 +4,14 @@ one-line errors for bad input (with --jobs, an unreachable address, Ray not inst
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import pytest
+from ray_cluster import free_port
 
 from spider_env.apps.cli import main
 from spider_env.apps.evaluation import EvaluationResult, evaluate
@@ -26,59 +21,7 @@ pytest.importorskip("ray")  # installed by the dev extra; skipped only where it 
 GAME = {"suits": 1, "max_steps": 400}  # spider-1suit, short games
 DEALS = range(6)
 TIMING = ("seconds", "steps_per_second")  # the only fields that may differ between runs
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module", autouse=True)
-def ray_env() -> Iterator[None]:
-    """Token authentication off for the test cluster and its drivers (this process)."""
-    old = os.environ.get("RAY_AUTH_MODE")
-    os.environ["RAY_AUTH_MODE"] = "disabled"
-    yield
-    if old is None:
-        os.environ.pop("RAY_AUTH_MODE", None)
-    else:
-        os.environ["RAY_AUTH_MODE"] = old
-
-
-@pytest.fixture(scope="module")
-def cluster(ray_env: None) -> Iterator[str]:
-    """The address of a 2-CPU Ray cluster on this machine (`ray start --block`, its own
-    process group), stopped after the module: SIGTERM to `ray start` (which stops its
-    processes; no drain wait), then SIGKILL to whatever of the group is left."""
-    ray_cli = Path(sys.executable).with_name("ray")
-    port = free_port()
-    proc = subprocess.Popen(
-        [str(ray_cli), "start", "--head", "--block", "--port", str(port), "--num-cpus", "2"]
-        + ["--include-dashboard=false", "--disable-usage-stats"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        env={**os.environ, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"},
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the test Ray cluster did not start") from None
-                time.sleep(0.2)
-        yield f"127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=30)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+pytestmark = pytest.mark.usefixtures("ray_env")
 
 
 @pytest.fixture(scope="module")
