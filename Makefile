@@ -23,7 +23,14 @@ GYMNASIUM_TESTS := tests/test_env.py tests/test_vector.py tests/test_env_vector.
 	tests/test_action_space.py tests/test_backends.py tests/test_variants_env.py \
 	tests/test_action_features.py tests/test_sb3_vec.py
 
-.PHONY: install test test-gymnasium-oldest lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder solver-table rl-recipe rl-table rl-1suit rl-2suit rl-4suit
+# The RLlib tests (tests/test_rllib.py) in a third venv inside .venv/: the rllib extra with the Ray
+# release below, which pins its own Gymnasium (ray 2.60.0: gymnasium 1.2.2), and the Gymnasium
+# tests again under that Gymnasium. .ci/run runs it after the other two.
+RLLIB_RAY   := 2.60.0
+RLLIB       := $(VENV)/rllib
+RLLIB_STAMP := $(RLLIB)/.installed
+
+.PHONY: install test test-gymnasium-oldest test-rllib lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder solver-table rl-recipe rl-table rl-1suit rl-2suit rl-4suit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +69,22 @@ test-gymnasium-oldest: $(OLDEST_STAMP)
 	$(OLDEST)/bin/python -c 'import gymnasium; print("gymnasium", gymnasium.__version__)' \
 	  | grep -Fx 'gymnasium $(GYMNASIUM_OLDEST)'
 	$(OLDEST)/bin/pytest -n 2 $(GYMNASIUM_TESTS)
+
+$(RLLIB_STAMP): pyproject.toml
+	rm -rf $(RLLIB)
+	$(PYTHON) -m venv $(RLLIB)
+	$(RLLIB)/bin/python -m pip install --upgrade pip setuptools wheel
+	$(RLLIB)/bin/python -m pip install $(TORCH_INSTALL)
+	$(RLLIB)/bin/python -m pip install -e '.[rllib]' 'ray[rllib]==$(RLLIB_RAY)' pytest \
+	  pytest-xdist hypothesis
+	touch $(RLLIB_STAMP)
+
+# The RLlib tests start Ray themselves (a local cluster per module, 2 CPUs): one at a time, then
+# the Gymnasium tests two at a time. A missing RLlib fails them (SPIDER_ENV_REQUIRE_RLLIB=1).
+test-rllib: $(RLLIB_STAMP)
+	$(RLLIB)/bin/python -c 'import gymnasium, ray; print("gymnasium", gymnasium.__version__, "ray", ray.__version__)'
+	SPIDER_ENV_REQUIRE_RLLIB=1 $(RLLIB)/bin/pytest tests/test_rllib.py
+	$(RLLIB)/bin/pytest -n 2 $(GYMNASIUM_TESTS)
 
 demo: $(STAMP)
 	$(VENV)/bin/spider-env demo

@@ -217,17 +217,19 @@ def test_every_setting_of_every_trainer_is_documented() -> None:
     from dataclasses import fields
 
     from spider_env.agents.rl.curricula import CurriculumSettings
+    from spider_env.agents.rl.ppo import BatchedPPOSettings
     from spider_env.agents.rl.recipe import (
         BCSettings,
         DemoSettings,
         FinetuneSettings,
         RecipeSettings,
     )
+    from spider_env.agents.rl.rllib import RLlibSettings
     from spider_env.agents.rl.sb3_train import PPOSettings
     from spider_env.agents.rl.settings import field_docs
 
     for cls in (PPOSettings, CurriculumSettings, DemoSettings, BCSettings, FinetuneSettings,
-                RecipeSettings):  # fmt: skip
+                RecipeSettings, BatchedPPOSettings, RLlibSettings):  # fmt: skip
         docs = field_docs(cls)
         assert set(docs) == {f.name for f in fields(cls)}, cls
         assert all(docs.values()), cls

@@ -99,9 +99,11 @@ BUCKETS: dict[str, Rule] = {
     "env": _rule(f"{_BELOW_ENV} env", "numpy gymnasium PIL"),
     "sb3": _rule(f"{_BELOW_ENV} env sb3", "numpy gymnasium stable_baselines3"),
     "players": _rule(f"{_BELOW_ENV} env search players", "numpy"),
+    # ray: the rllib extra (agents/rl/rllib*.py); evaluation: RLlib training connects to Ray
+    # as evaluation does (ray_session) and plays its exported model on validation deals
     "rl": _rule(
-        f"{_BELOW_ENV} env search sb3 players rl",
-        "numpy gymnasium torch stable_baselines3 sb3_contrib tqdm matplotlib",
+        f"{_BELOW_ENV} env search sb3 players evaluation rl",
+        "numpy gymnasium torch stable_baselines3 sb3_contrib tqdm matplotlib ray",
     ),
     "evaluation": _rule(f"{_BELOW_ENV} env search players evaluation", ANY),
     "apps": _rule(f"{_BELOW_ENV} env search sb3 players rl evaluation apps", ANY),

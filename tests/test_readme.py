@@ -59,7 +59,12 @@ def cli_commands(text: str) -> list[tuple[int, list[str]]]:
 
 
 TEXT = README.read_text(encoding="utf-8")
-PYTHON = [(start, code) for lang, start, code in fenced_blocks(TEXT) if lang == "python"]
+#: The first line of a snippet that needs the rllib extra: tests/test_rllib.py runs those (in
+#: RLlib's venv, ``make test-rllib``), this file the others.
+RLLIB_SNIPPET = "# needs the rllib extra"
+SNIPPETS = [(start, code) for lang, start, code in fenced_blocks(TEXT) if lang == "python"]
+PYTHON = [(start, code) for start, code in SNIPPETS if not code.startswith(RLLIB_SNIPPET)]
+RLLIB_PYTHON = [(start, code) for start, code in SNIPPETS if code.startswith(RLLIB_SNIPPET)]
 COMMANDS = cli_commands(TEXT)
 
 
@@ -71,6 +76,11 @@ def test_readme_has_snippets() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(("line", "code"), PYTHON, ids=[f"line{s}" for s, _ in PYTHON])
 def test_python_snippet_runs(line: int, code: str, tmp_path: Path) -> None:
+    run_snippet(line, code, tmp_path)
+
+
+def run_snippet(line: int, code: str, tmp_path: Path) -> None:
+    """Run a README snippet as a script of its own in ``tmp_path``; fail with its output."""
     script = tmp_path / f"readme_line{line}.py"
     script.write_text(code, encoding="utf-8")
     proc = subprocess.run(

@@ -1,0 +1,529 @@
+"""Training on a Ray cluster: Spider on RLlib's PPO, with action masking (the ``rllib`` extra).
+
+Three pieces, and :func:`train` that puts them together:
+
+* **the env** (:class:`RLlibVectorEnv`, also registered with Ray's registry as :data:`RAY_ENV` by
+  :func:`register_env`): every env runner builds a :class:`~spider_env.vector.SpiderVectorEnv`
+  of ``num_envs_per_env_runner`` games through the vector entry point (one compiled call steps
+  them all; ``gym_env_vectorize_mode="vector_entry_point"``). Its observation is a ``Dict`` with
+  the mask beside the observation proper: ``obs_mode="actions"`` is the env's own
+  ``mask_in_obs=True`` (``actions``, ``action_ids``, ``globals``, ``action_mask``);
+  ``obs_mode="flat"`` is ``{"observations": flat, "action_mask": mask}`` (RLlib's
+  action-masking layout). Training deals are ``10000 ..`` (the test deals 0..999 and the
+  validation deals 1000.. are never played); env runner ``w`` (0: the driver's) reset with
+  seed ``s`` seeds its game ``i`` with ``s * num_envs + i`` (RLlib gives runner ``w`` the seed
+  ``seed + w``), so no two games of a run share a seed. The env raises on an illegal action
+  (``illegal_action="raise"``): a run that finishes took none.
+* **the policy** (:mod:`.rllib_modules`): RLModules that mask the logits with the observation's
+  mask; the action-set network of the RL recipe (``"actions"``) or two MLPs (``"flat"``).
+* **the config** (:func:`ppo_config`): RLlib's ``PPOConfig`` from :class:`RLlibSettings`
+  (env runners, envs per runner, learners, PPO's settings).
+
+:func:`train` connects to Ray (``ray="local"`` starts a private instance, an address joins a
+cluster), trains, saves RLlib's checkpoint (``checkpoint/``) and exports the policy as a model
+in the project's format (``model.zip`` + ``model.json``: :func:`export_model`), which
+``spider-env evaluate --agent runs/rllib/model.zip`` plays; with ``eval_deals`` it plays the
+validation deals too. Ray, RLlib and torch are imported inside the functions, so this module
+(and its settings) import without them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import VectorEnv, VectorWrapper
+from gymnasium.vector.utils import batch_space
+from spider_env.agents.model_format import ACTIONS_MODE, EnvSettings, Sidecar
+
+from spider_env.core.variants import Variant, get_variant, resolve_variant
+from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
+from spider_env.observation import DEFAULT_FEATURE_SLOTS, MAX_FEATURE_SLOTS
+from spider_env.observation.actions import DEFAULT_ACTION_ROWS
+from spider_env.rewards import REWARD_MODES
+
+from .envs import TRAIN_DEALS, validation_deals
+from .settings import (
+    Name,
+    OutputDir,
+    SettingsError,
+    at_least,
+    check,
+    check_fields,
+    check_paths,
+    setting_up,
+)
+
+RAY_ENV = "spider-env"  # the env's name in Ray's registry (config.environment(RAY_ENV))
+OBS_MODES = (ACTIONS_MODE, "flat")
+FLAT_KEY = "observations"  # the flat observation's key beside "action_mask"
+INSTALL_HINT = "pip install 'spider-env[rllib]'"
+#: The keys of the env's config (``config.environment(RAY_ENV, env_config=...)``).
+ENV_CONFIG_KEYS = (
+    "variant", "obs_mode", "action_rows", "feature_slots", "reward_mode", "max_episode_steps",
+)  # fmt: skip
+
+
+def ray_address(text: str) -> str:
+    """``text`` if it names Ray: ``local`` (a private instance), ``auto`` (the cluster this
+    machine is part of), ``HOST:PORT`` or ``ray://HOST:PORT``; else a ``ValueError``."""
+    rest = text.removeprefix("ray://")
+    host, sep, port = rest.rpartition(":")
+    if text in ("local", "auto") or (sep and host and port.isdigit() and " " not in rest):
+        return text
+    raise ValueError(f"expected local, auto, HOST:PORT or ray://HOST:PORT, got {text!r}")
+
+
+@dataclass(frozen=True)
+class RLlibSettings:
+    """Every setting of :func:`train` (flags of ``examples/rllib_ppo.py``)."""
+
+    suits: int = field(default=1, metadata={"choices": (1, 2, 4)})
+    """classic Spider with this many suits (unless --variant)"""
+    variant: Annotated[str, Name] | None = None
+    """any registered variant instead of classic Spider"""
+    obs_mode: str = field(default=ACTIONS_MODE, metadata={"choices": OBS_MODES})
+    """the policy's observation: per-action features (the RL recipe's network) or flat"""
+    hidden: int = 64
+    """width of every hidden layer of the policy"""
+    action_rows: int = DEFAULT_ACTION_ROWS
+    """rows of per-action features (obs_mode actions)"""
+    feature_slots: int = DEFAULT_FEATURE_SLOTS
+    """face-up card slots per column (obs_mode flat)"""
+    reward_mode: str = field(default="runs", metadata={"choices": tuple(sorted(REWARD_MODES))})
+    """the env's reward_mode (runs: +1 per completed run, +10 on the win)"""
+    max_episode_steps: int = DEFAULT_MAX_EPISODE_STEPS
+    """step limit per game"""
+    ray: str = "local"
+    """Ray to use: local (a private instance, stopped after), auto, or a cluster's HOST:PORT"""
+    num_env_runners: int = 0
+    """Ray actors that play games (0: the driver plays them itself)"""
+    num_envs_per_env_runner: int = 64
+    """games each env runner steps together (one SpiderVectorEnv)"""
+    num_learners: int = 0
+    """Ray actors that update the network (0: the driver does)"""
+    n_steps: int = 32
+    """steps per game between updates (RLlib's rollout_fragment_length)"""
+    timesteps: int = 200_000
+    """env steps in all (decisions of all games); training stops at the first update past it"""
+    learning_rate: float = 3e-4
+    """Adam's learning rate at the start"""
+    constant_lr: bool = False
+    """keep the learning rate (default: lowered linearly to 0 over --timesteps, as the batched
+    PPO does)"""
+    gamma: float = 0.995
+    """discount factor"""
+    gae_lambda: float = 0.95
+    """GAE's lambda"""
+    update_epochs: int = 2
+    """passes over each rollout"""
+    minibatches: int = 4
+    """minibatches per pass"""
+    clip_coef: float = 0.2
+    """PPO's clip range of the probability ratio"""
+    ent_coef: float = 0.01
+    """weight of the (masked) entropy bonus"""
+    vf_coef: float = 0.5
+    """weight of the value loss"""
+    vf_clip: float = 10.0
+    """RLlib's clip of the squared value error (vf_clip_param, RLlib's default; measured on 1
+    suit: 1000 learned less in 2M steps)"""
+    max_grad_norm: float = 0.5
+    """gradient norm clip"""
+    eval_deals: int = 100
+    """validation deals (1000, 1001, ...) the exported model plays at the end (0: none)"""
+    eval_jobs: int = 1
+    """processes that play them (spider-env evaluate --jobs; a script calling train with more
+    than 1 needs its `if __name__ == "__main__":` guard)"""
+    seed: int = 0
+    """seed of the network, the sampling and the training deals"""
+    out: Annotated[str, OutputDir] = "runs/rllib"
+    """output folder: checkpoint/, model.zip + model.json, progress.csv, summary.json"""
+    no_progress: bool = False
+    """print nothing while training"""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        at_least(self, 1, "hidden", "action_rows", "max_episode_steps", "num_envs_per_env_runner")
+        at_least(self, 1, "n_steps", "timesteps", "update_epochs", "minibatches", "eval_jobs")
+        at_least(self, 0, "num_env_runners", "num_learners", "ent_coef", "vf_coef", "eval_deals")
+        at_least(self, 0, "feature_slots")
+        check(self.feature_slots <= MAX_FEATURE_SLOTS, "feature_slots",
+              f"must be <= {MAX_FEATURE_SLOTS}, got {self.feature_slots}")  # fmt: skip
+        check(self.learning_rate > 0, "learning_rate", f"must be > 0, got {self.learning_rate}")
+        check(0 < self.gamma <= 1, "gamma", f"must be in (0, 1], got {self.gamma}")
+        check(0 <= self.gae_lambda <= 1, "gae_lambda", f"must be in [0, 1], got {self.gae_lambda}")
+        check(self.clip_coef > 0, "clip_coef", f"must be > 0, got {self.clip_coef}")
+        check(self.vf_clip > 0, "vf_clip", f"must be > 0, got {self.vf_clip}")
+        check(self.max_grad_norm > 0, "max_grad_norm", f"must be > 0, got {self.max_grad_norm}")
+        with setting_up("ray"):
+            ray_address(self.ray)
+        check(self.minibatches <= self.batch_per_learner, "minibatches",
+              f"must be at most the batch per learner ({self.batch_per_learner}), "
+              f"got {self.minibatches}")  # fmt: skip
+        with setting_up("variant"):
+            self.game()
+
+    def game(self) -> Variant:
+        """The variant played."""
+        return resolve_variant(self.variant, None if self.variant else self.suits)
+
+    @property
+    def batch(self) -> int:
+        """Decisions per update (every env runner's games, ``n_steps`` each)."""
+        return self.n_steps * self.num_envs_per_env_runner * max(1, self.num_env_runners)
+
+    @property
+    def batch_per_learner(self) -> int:
+        """Decisions each learner updates on."""
+        return max(1, self.batch // max(1, self.num_learners))
+
+    def env_config(self) -> dict[str, Any]:
+        """The env's config (``env_config`` of :func:`make_rllib_env`)."""
+        return {
+            "variant": self.game().spec_text(),
+            "obs_mode": self.obs_mode,
+            "action_rows": self.action_rows,
+            "feature_slots": self.feature_slots,
+            "reward_mode": self.reward_mode,
+            "max_episode_steps": self.max_episode_steps,
+        }
+
+    def env(self) -> EnvSettings:
+        """The env of the exported model's sidecar."""
+        return EnvSettings(
+            variant=self.game().spec_text(),
+            obs_mode=self.obs_mode,
+            feature_slots=self.feature_slots,
+            action_rows=self.action_rows,
+            reward_mode=self.reward_mode,
+            max_episode_steps=self.max_episode_steps,
+        )
+
+
+# --- the env ------------------------------------------------------------------------------------
+def spider_vector_env(config: Mapping[str, Any]) -> VectorEnv[Any, Any, Any]:
+    """The ``SpiderVectorEnv`` of an env config (:data:`ENV_CONFIG_KEYS`, all optional, plus
+    RLlib's ``num_envs``). A ``ValueError`` names an unknown key or a missing ``num_envs``
+    (RLlib's sync/async modes, which would build one game per env instead of the batched
+    env)."""
+    from spider_env.vector import SpiderVectorEnv
+
+    cfg = dict(config)
+    num_envs = cfg.pop("num_envs", None)
+    if num_envs is None:
+        raise ValueError(
+            "spider-env's RLlib env is a vector env: set config.env_runners("
+            "gym_env_vectorize_mode='vector_entry_point') (ppo_config does)"
+        )
+    unknown = sorted(set(cfg) - set(ENV_CONFIG_KEYS))
+    if unknown:
+        raise ValueError(f"unknown env_config keys {unknown}; known: {list(ENV_CONFIG_KEYS)}")
+    obs_mode = cfg.get("obs_mode", ACTIONS_MODE)
+    if obs_mode not in OBS_MODES:
+        raise ValueError(f"env_config obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
+    kwargs: dict[str, Any] = {
+        "variant": get_variant(cfg.get("variant", "spider-1suit")),
+        "obs_mode": obs_mode,
+        "reward_mode": cfg.get("reward_mode", "runs"),
+        "max_episode_steps": cfg.get("max_episode_steps", DEFAULT_MAX_EPISODE_STEPS),
+        "illegal_action": "raise",
+        "deal_numbers": TRAIN_DEALS,
+    }
+    if obs_mode == ACTIONS_MODE:
+        kwargs.update(mask_in_obs=True, action_rows=cfg.get("action_rows", DEFAULT_ACTION_ROWS))
+    else:
+        kwargs["feature_slots"] = cfg.get("feature_slots", DEFAULT_FEATURE_SLOTS)
+    return SpiderVectorEnv(int(num_envs), **kwargs)
+
+
+class RLlibVectorEnv(VectorWrapper):
+    """The env of one env runner, made from its env config (:func:`spider_vector_env`): a
+    ``SpiderVectorEnv`` with the mask in the observation (the flat observation becomes
+    ``{"observations": flat, "action_mask": mask}``; the other modes have it already,
+    ``mask_in_obs=True``) and an int reset seed ``s`` spread to ``s * num_envs`` (so that
+    runners seeded ``s`` and ``s + 1`` play different games). RLlib builds it from the class
+    (``config.environment(RLlibVectorEnv, env_config=...)``: :func:`ppo_config`)."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        env = spider_vector_env(config)
+        super().__init__(env)
+        self.flat = not isinstance(env.single_observation_space, spaces.Dict)
+        if self.flat:
+            n = int(env.single_action_space.n)  # type: ignore[attr-defined]
+            self.single_observation_space = spaces.Dict(
+                {
+                    FLAT_KEY: env.single_observation_space,
+                    "action_mask": spaces.Box(0, 1, (n,), np.int8),
+                }
+            )
+            self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+
+    def _obs(self, obs: Any, info: dict[str, Any]) -> Any:
+        if not self.flat:
+            return obs
+        return {FLAT_KEY: obs, "action_mask": info["action_mask"].astype(np.int8)}
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seed = int(seed) * self.num_envs
+        obs, info = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
+        return self._obs(obs, info), info
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(actions)
+        return self._obs(obs, info), reward, terminated, truncated, info
+
+
+def make_rllib_env(config: Mapping[str, Any]) -> RLlibVectorEnv:
+    """The env of one env runner, ``RLlibVectorEnv(config)`` (what :data:`RAY_ENV` builds)."""
+    return RLlibVectorEnv(config)
+
+
+def register_env() -> str:
+    """Register :data:`RAY_ENV` with Ray's registry (``ray.tune.register_env``), so that a config
+    can name it (``config.environment("spider-env", env_config=...)``); returns the name.
+
+    Ray's registry (Ray 2.60) files an entry under the first Ray job of the process: in a
+    process that connects to Ray a second time (a second ``ray.init``), remote env runners no
+    longer find it. :func:`ppo_config` hands RLlib the class :class:`RLlibVectorEnv` instead,
+    which works in every session."""
+    from ray.tune.registry import register_env as ray_register
+
+    ray_register(RAY_ENV, make_rllib_env)
+    return RAY_ENV
+
+
+# --- the config ---------------------------------------------------------------------------------
+def module_spec(s: RLlibSettings) -> Any:
+    """The ``RLModuleSpec`` of the policy of ``s.obs_mode``."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from .rllib_modules import ActionSetRLModule, FlatRLModule
+
+    cls = ActionSetRLModule if s.obs_mode == ACTIONS_MODE else FlatRLModule
+    return RLModuleSpec(module_class=cls, model_config={"hidden": s.hidden})
+
+
+def ppo_config(s: RLlibSettings) -> Any:
+    """RLlib's ``PPOConfig`` for ``s``: the env (:class:`RLlibVectorEnv`, built by every env runner
+    through the vector entry point), the masked module, PPO's settings as the batched PPO names
+    them (:mod:`.ppo`)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    return (
+        PPOConfig()
+        .framework("torch")
+        .environment(RLlibVectorEnv, env_config=s.env_config())
+        .env_runners(
+            num_env_runners=s.num_env_runners,
+            num_envs_per_env_runner=s.num_envs_per_env_runner,
+            gym_env_vectorize_mode="vector_entry_point",
+            rollout_fragment_length=s.n_steps,
+        )
+        .learners(num_learners=s.num_learners)
+        .training(
+            lr=s.learning_rate if s.constant_lr else [[0, s.learning_rate], [s.timesteps, 0.0]],
+            gamma=s.gamma,
+            lambda_=s.gae_lambda,
+            clip_param=s.clip_coef,
+            entropy_coeff=s.ent_coef,
+            vf_loss_coeff=s.vf_coef,
+            vf_clip_param=s.vf_clip,
+            use_kl_loss=False,
+            grad_clip=s.max_grad_norm,
+            grad_clip_by="global_norm",
+            num_epochs=s.update_epochs,
+            train_batch_size_per_learner=s.batch_per_learner,
+            minibatch_size=max(1, s.batch_per_learner // s.minibatches),
+        )
+        .rl_module(rl_module_spec=module_spec(s))
+        .debugging(seed=s.seed)
+    )
+
+
+# --- the model format ---------------------------------------------------------------------------
+def export_model(module: Any, s: RLlibSettings, path: str | Path, training: dict[str, Any]) -> Path:
+    """Save the RLModule ``module`` (trained with ``s``) as a MaskablePPO model with its sidecar
+    (the format ``spider-env evaluate --agent`` plays): the same network, weights copied by
+    name, so that its most likely action is the module's. Returns the model's path."""
+    import torch
+
+    from .envs import env_factories
+    from .models import ACTION_SET_POLICY, save_model
+    from .recipe import FinetuneSettings, new_model
+
+    variant = s.game()
+    env = s.env()
+    if s.obs_mode == ACTIONS_MODE:
+        model = new_model(variant, FinetuneSettings(n_envs=1, seed=s.seed), hidden=s.hidden,
+                          action_rows=s.action_rows)  # fmt: skip
+        policy_name = ACTION_SET_POLICY
+    else:
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3.common.vec_env import DummyVecEnv
+
+        model = MaskablePPO("MlpPolicy", DummyVecEnv(env_factories(env, 1, seed=s.seed)),
+                            policy_kwargs={"net_arch": [s.hidden, s.hidden]}, seed=s.seed,
+                            device="cpu")  # fmt: skip
+        policy_name = "MlpPolicy"
+    theirs = {k: v.detach().cpu() for k, v in module.state_dict().items()}
+    ours = model.policy.state_dict()
+    missing = sorted(k for k in ours if k not in theirs and _own_key(k))
+    if missing:
+        raise ValueError(
+            f"the module has no weights for {', '.join(missing[:3])}: it is not a module of "
+            f"obs_mode={s.obs_mode!r}"
+        )
+    with torch.no_grad():
+        for key, value in ours.items():
+            if _own_key(key):
+                value.copy_(theirs[key])
+            else:  # SB3's aliases of the shared extractor
+                value.copy_(theirs[key.replace("pi_features_", "features_").replace(
+                    "vf_features_", "features_")])  # fmt: skip
+    side = Sidecar(env=env, algo="MaskablePPO", policy=policy_name, deterministic=True,
+                   training=training)  # fmt: skip
+    return save_model(model, path, side)
+
+
+def _own_key(key: str) -> bool:
+    return not key.startswith(("pi_features_extractor.", "vf_features_extractor."))
+
+
+# --- training -----------------------------------------------------------------------------------
+def _cluster_cpus() -> int:
+    import ray
+
+    return int(ray.cluster_resources().get("CPU", 0))
+
+
+def check_cpus(s: RLlibSettings, cpus: int) -> None:
+    """A :class:`SettingsError` if the cluster's ``cpus`` cannot hold the env runners and the
+    learners (one CPU each, as RLlib asks): Ray would wait for them for ever."""
+    need = s.num_env_runners + s.num_learners
+    if need > cpus:
+        field = "num_env_runners" if s.num_env_runners > cpus else "num_learners"
+        raise SettingsError(
+            field,
+            f"{s.num_env_runners} env runners and {s.num_learners} learners need {need} CPUs, "
+            f"the Ray cluster has {cpus} (RLlib would wait for them for ever)",
+        )
+
+
+def _metric(result: Mapping[str, Any], *path: str) -> Any:
+    node: Any = result
+    for key in path:
+        if not isinstance(node, Mapping) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def train(s: RLlibSettings) -> dict[str, Any]:
+    """Train as ``s`` says on Ray (``s.ray``); returns the summary (also ``summary.json``).
+    Settings that cannot be used (paths, a cluster that cannot be reached or is too small for
+    the env runners and learners) are a :class:`SettingsError` before anything is trained or
+    written; a missing ``rllib`` extra is an ``ImportError`` saying what to install."""
+    check_paths(s)
+    try:
+        import ray.rllib  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            f"training on RLlib needs the rllib extra ({exc}): {INSTALL_HINT}"
+        ) from None
+    from spider_env.apps.evaluation.ray_backend import ray_session
+
+    out = Path(s.out)
+    say = (lambda *a: None) if s.no_progress else print
+    rows: list[dict[str, Any]] = []
+    with ExitStack() as stack:
+        with setting_up("ray"):  # a cluster that cannot be reached: one line naming it
+            session = stack.enter_context(ray_session(s.ray))
+        check_cpus(s, _cluster_cpus())
+        with setting_up("out"):
+            out.mkdir(parents=True, exist_ok=True)
+        algo = ppo_config(s).build_algo()
+        try:
+            t0, steps = time.perf_counter(), 0
+            while steps < s.timesteps:
+                result = algo.train()
+                steps = int(_metric(result, "env_runners", "num_env_steps_sampled_lifetime") or 0)
+                ret = _metric(result, "env_runners", "episode_return_mean")
+                row = {"iteration": len(rows) + 1, "timesteps": steps,
+                       "episode_return_mean": None if ret is None else round(float(ret), 4),
+                       "wall_s": round(time.perf_counter() - t0, 2)}  # fmt: skip
+                rows.append(row)
+                say(f"iteration {row['iteration']:>4}  steps {steps:>10,}  "
+                    f"return {row['episode_return_mean']}  {row['wall_s']:.0f} s")  # fmt: skip
+            wall = time.perf_counter() - t0
+            checkpoint = Path(algo.save_to_path(str((out / "checkpoint").resolve())))
+            module = algo.get_module()
+        finally:
+            algo.stop()
+    training = {"trainer": "spider_env.agents.rl.rllib (RLlib PPO)", "timesteps": steps,
+                "wall_s": round(wall, 1), "backend": session.backend,
+                "train_deals": f"{TRAIN_DEALS.start}:{TRAIN_DEALS.stop}",
+                "settings": asdict(s)}  # fmt: skip
+    model = export_model(module, s, out / "model.zip", training)
+    with open(out / "progress.csv", "w") as f:
+        f.write(",".join(rows[0]) + "\n")
+        f.writelines(",".join(str(v) for v in r.values()) + "\n" for r in rows)
+    summary: dict[str, Any] = {
+        "timesteps": steps, "iterations": len(rows), "wall_s": round(wall, 1),
+        "env_steps_per_s": round(steps / wall, 1) if wall > 0 else None,
+        "backend": session.backend, "checkpoint": str(checkpoint), "model": str(model),
+    }  # fmt: skip
+    if s.eval_deals:
+        from spider_env.apps.evaluation import evaluate
+
+        deals = validation_deals(s.eval_deals)
+        result = evaluate([str(model)], deals, variant=s.game().spec_text(), jobs=s.eval_jobs)
+        won = sum(r.won for r in result.records)
+        summary["validation"] = {"deals": f"{deals.start}:{deals.stop}", "won": won,
+                                 "win_rate": won / len(deals)}  # fmt: skip
+        say(f"validation deals {deals.start}..{deals.stop - 1}: won {won} of {len(deals)}")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def restore_module(checkpoint: str | Path) -> Any:
+    """The trained RLModule of an RLlib checkpoint (:func:`train`'s ``checkpoint/``)."""
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    path = (
+        Path(checkpoint) / "learner_group" / "learner" / "rl_module" / "default_policy"
+    ).resolve()
+    if not path.is_dir():
+        raise SettingsError(
+            "checkpoint", f"{checkpoint} is not an RLlib PPO checkpoint (no {path})"
+        )
+    return RLModule.from_checkpoint(path)
+
+
+__all__ = [
+    "ENV_CONFIG_KEYS",
+    "RAY_ENV",
+    "RLlibSettings",
+    "RLlibVectorEnv",
+    "check_cpus",
+    "export_model",
+    "make_rllib_env",
+    "module_spec",
+    "ppo_config",
+    "ray_address",
+    "register_env",
+    "restore_module",
+    "spider_vector_env",
+    "train",
+]

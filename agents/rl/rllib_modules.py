@@ -1,0 +1,149 @@
+"""RLlib RLModules with action masking for Spider (the ``rllib`` extra; imports ray and torch).
+
+Both read the mask from the observation (``"action_mask"``, beside the observation proper, as
+:mod:`.rllib`'s env gives it) and give every illegal action the logit ``FLOAT_MIN``, so RLlib's
+categorical never samples one, in training and in inference alike; PPO's value comes from
+:class:`~ray.rllib.core.rl_module.apis.ValueFunctionAPI`.
+
+* :class:`ActionSetRLModule`: the RL recipe's network (:class:`~.action_set_net.ActionSetNet`)
+  over ``obs_mode="actions"`` with ``mask_in_obs=True``; its parameters are named as in
+  sb3-contrib's ``ActionSetPolicy`` (``features_extractor.*``, ``value_net.*``), so that
+  :func:`~.rllib.export_model` saves it as a model ``spider-env evaluate --agent`` plays;
+* :class:`FlatRLModule`: two MLPs (actor and critic, ``tanh``) over the ``"flat"`` observation,
+  named as SB3's ``MlpPolicy`` (``mlp_extractor.policy_net.*``, ``action_net.*``...), also
+  exported as a MaskablePPO model.
+
+``model_config``: ``{"hidden": H}`` (the width of every hidden layer, 64 by default).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch as th
+from gymnasium import spaces
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.apis import ValueFunctionAPI
+from ray.rllib.core.rl_module.torch import TorchRLModule
+from ray.rllib.utils.torch_utils import FLOAT_MIN
+from torch import nn
+
+from .action_set_net import ActionSetNet
+
+DEFAULT_HIDDEN = 64
+MASK = "action_mask"
+OBSERVATIONS = "observations"  # the flat observation's key beside the mask
+
+
+def _hidden(module: TorchRLModule) -> int:
+    config = module.model_config or {}
+    hidden = config.get("hidden", DEFAULT_HIDDEN) if isinstance(config, dict) else DEFAULT_HIDDEN
+    if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 1:
+        raise ValueError(f"model_config['hidden'] must be an int >= 1, got {hidden!r}")
+    return hidden
+
+
+def _dict_space(module: TorchRLModule, keys: tuple[str, ...], obs_mode: str) -> spaces.Dict:
+    space = module.observation_space
+    if not isinstance(space, spaces.Dict) or not set(keys) <= set(space.spaces):
+        raise ValueError(
+            f"{type(module).__name__} needs the observation of spider-env's RLlib env with "
+            f"obs_mode={obs_mode!r}: a Dict with keys {sorted(keys)}, got {space}"
+        )
+    n = _n_actions(module)
+    if space[MASK].shape != (n,):
+        raise ValueError(f"the action mask's shape {space[MASK].shape} is not ({n},)")
+    return space
+
+
+def _n_actions(module: TorchRLModule) -> int:
+    space = module.action_space
+    if not isinstance(space, spaces.Discrete):
+        raise ValueError(f"{type(module).__name__} needs a Discrete action space, got {space}")
+    return int(space.n)
+
+
+def masked(logits: th.Tensor, mask: th.Tensor) -> th.Tensor:
+    """``logits`` with ``FLOAT_MIN`` wherever ``mask`` is 0."""
+    return logits.masked_fill(mask == 0, FLOAT_MIN)
+
+
+class _MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
+    """What both modules share: masked logits, the value from the latent of the same pass."""
+
+    def _logits_latent(self, obs: dict[str, th.Tensor]) -> tuple[th.Tensor, th.Tensor]:
+        raise NotImplementedError
+
+    def _value(self, latent: th.Tensor) -> th.Tensor:
+        raise NotImplementedError
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        obs = batch[Columns.OBS]
+        logits, _ = self._logits_latent(obs)
+        return {Columns.ACTION_DIST_INPUTS: masked(logits, obs[MASK])}
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        obs = batch[Columns.OBS]
+        logits, latent = self._logits_latent(obs)
+        return {
+            Columns.ACTION_DIST_INPUTS: masked(logits, obs[MASK]),
+            Columns.EMBEDDINGS: latent,
+        }
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> th.Tensor:
+        if embeddings is None:
+            _, embeddings = self._logits_latent(batch[Columns.OBS])
+        return self._value(embeddings)
+
+
+class ActionSetRLModule(_MaskedPPOModule):
+    """The RL recipe's action-set network for RLlib's PPO (see the module docstring)."""
+
+    def setup(self) -> None:
+        space = _dict_space(self, ("actions", "action_ids", "globals", MASK), "actions")
+        hidden = _hidden(self)
+        _, f = space["actions"].shape  # type: ignore[misc]
+        g = int(space["globals"].shape[0])  # type: ignore[index]
+        self.features_extractor = ActionSetNet(int(f), g, _n_actions(self), hidden, hidden)
+        self.value_net = nn.Linear(hidden, 1)
+
+    def _logits_latent(self, obs: dict[str, th.Tensor]) -> tuple[th.Tensor, th.Tensor]:
+        return self.features_extractor(obs, packed=True)
+
+    def _value(self, latent: th.Tensor) -> th.Tensor:
+        return self.value_net(latent).squeeze(-1)
+
+
+class _MlpExtractor(nn.Module):
+    """SB3's ``MlpExtractor`` layout: ``policy_net`` and ``value_net``, two tanh layers each."""
+
+    def __init__(self, width: int, hidden: int) -> None:
+        super().__init__()
+        self.policy_net = nn.Sequential(
+            nn.Linear(width, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh()
+        )
+        self.value_net = nn.Sequential(
+            nn.Linear(width, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh()
+        )
+
+
+class FlatRLModule(_MaskedPPOModule):
+    """Actor and critic MLPs over the flat observation (see the module docstring)."""
+
+    def setup(self) -> None:
+        space = _dict_space(self, (OBSERVATIONS, MASK), "flat")
+        hidden = _hidden(self)
+        width = int(space[OBSERVATIONS].shape[0])  # type: ignore[index]
+        self.mlp_extractor = _MlpExtractor(width, hidden)
+        self.action_net = nn.Linear(hidden, _n_actions(self))
+        self.value_net = nn.Linear(hidden, 1)
+
+    def _logits_latent(self, obs: dict[str, th.Tensor]) -> tuple[th.Tensor, th.Tensor]:
+        x = obs[OBSERVATIONS]
+        return self.action_net(self.mlp_extractor.policy_net(x)), self.mlp_extractor.value_net(x)
+
+    def _value(self, latent: th.Tensor) -> th.Tensor:
+        return self.value_net(latent).squeeze(-1)
+
+
+__all__ = ["DEFAULT_HIDDEN", "ActionSetRLModule", "FlatRLModule", "masked"]

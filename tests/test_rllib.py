@@ -1,0 +1,381 @@
+"""Training on RLlib (``spider_env.agents.rl.rllib``, the ``rllib`` extra): the env runners build
+``SpiderVectorEnv`` through the vector entry point, the masked modules never choose an illegal
+action, training on a real Ray cluster exports a model that ``spider-env evaluate`` plays and
+that chooses as the restored checkpoint does, and bad settings are refused in one line.
+
+These tests need RLlib; ``make test-rllib`` runs them in their own venv (RLlib's Gymnasium pin)
+with ``SPIDER_ENV_REQUIRE_RLLIB=1``, where a missing RLlib is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+if os.environ.get("SPIDER_ENV_REQUIRE_RLLIB") != "1":
+    pytest.importorskip("ray.rllib.algorithms.ppo", reason="the rllib extra is not installed")
+    pytest.importorskip("torch")
+
+import torch
+from ray.rllib.core.columns import Columns
+from spider_env.agents.rl.rllib import (
+    RLlibSettings,
+    RLlibVectorEnv,
+    export_model,
+    make_rllib_env,
+    ppo_config,
+    restore_module,
+    train,
+)
+from spider_env.agents.rl.rllib_modules import ActionSetRLModule, FlatRLModule
+from spider_env.agents.rl.settings import SettingsError
+from test_readme import RLLIB_PYTHON, run_snippet
+
+from spider_env.core.rules import IllegalMoveError
+from spider_env.vector import SpiderVectorEnv
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = {"num_envs_per_env_runner": 8, "n_steps": 8, "hidden": 16, "max_episode_steps": 200}
+pytestmark = pytest.mark.usefixtures("ray_env")
+
+
+def env_of(obs_mode: str, num_envs: int = 4, **config: Any) -> RLlibVectorEnv:
+    return make_rllib_env({"variant": "spider-2suit", "obs_mode": obs_mode, "num_envs": num_envs,
+                           **config})  # fmt: skip
+
+
+def module_of(env: RLlibVectorEnv, obs_mode: str, hidden: int = 16) -> Any:
+    cls = ActionSetRLModule if obs_mode == "actions" else FlatRLModule
+    return cls(
+        observation_space=env.single_observation_space,
+        action_space=env.single_action_space,
+        model_config={"hidden": hidden},
+    )
+
+
+def as_batch(obs: dict[str, Any]) -> dict[str, Any]:
+    def tensor(x: Any) -> Any:
+        return {k: tensor(v) for k, v in x.items()} if isinstance(x, dict) else torch.as_tensor(x)
+
+    return {Columns.OBS: tensor(obs)}
+
+
+# --- the env ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("obs_mode", ["actions", "flat"])
+def test_the_env_has_the_mask_beside_the_observation(obs_mode: str) -> None:
+    env = env_of(obs_mode)
+    obs, info = env.reset(seed=3)
+    assert isinstance(env.unwrapped, SpiderVectorEnv)
+    assert env.single_observation_space.contains({k: v[0] for k, v in obs.items()})
+    assert env.observation_space.contains(obs)
+    np.testing.assert_array_equal(obs["action_mask"], env.unwrapped.action_masks())
+    assert obs["action_mask"].dtype == np.int8
+    if obs_mode == "flat":
+        assert set(obs) == {"observations", "action_mask"}
+        assert obs["observations"].shape == (4, env.unwrapped.single_observation_space.shape[0])
+    actions = np.array([np.flatnonzero(m)[0] for m in obs["action_mask"]])
+    obs, *_, info = env.step(actions)
+    np.testing.assert_array_equal(obs["action_mask"], info["action_mask"])
+
+
+def test_runners_seeded_one_apart_play_different_games() -> None:
+    a, b = env_of("actions"), env_of("actions")
+    a.reset(seed=10)
+    b.reset(seed=11)  # RLlib seeds runner w with seed + w
+    deals = a.unwrapped.get_attr("deal_number") + b.unwrapped.get_attr("deal_number")
+    assert len(set(deals)) == 8
+    assert all(d >= 10_000 for d in deals)  # training deals: never a test or validation deal
+
+
+def test_the_env_refuses_to_be_built_game_by_game_or_with_unknown_keys() -> None:
+    with pytest.raises(ValueError, match="vector_entry_point"):
+        make_rllib_env({"obs_mode": "actions"})
+    with pytest.raises(ValueError, match=r"unknown env_config keys \['suits'\]"):
+        make_rllib_env({"num_envs": 2, "suits": 2})
+    with pytest.raises(ValueError, match="obs_mode"):
+        make_rllib_env({"num_envs": 2, "obs_mode": "dict"})
+
+
+def test_an_illegal_action_raises() -> None:
+    env = env_of("actions", num_envs=2)
+    obs, _ = env.reset(seed=0)
+    illegal = int(np.flatnonzero(obs["action_mask"][0] == 0)[0])
+    with pytest.raises(IllegalMoveError):
+        env.step(np.array([illegal, np.flatnonzero(obs["action_mask"][1])[0]]))
+
+
+# --- the modules --------------------------------------------------------------------------------
+@pytest.mark.parametrize("obs_mode", ["actions", "flat"])
+def test_the_modules_sample_only_legal_actions(obs_mode: str) -> None:
+    torch.manual_seed(0)
+    env = env_of(obs_mode, num_envs=16)
+    module = module_of(env, obs_mode)
+    obs, _ = env.reset(seed=0)
+    for _ in range(60):  # every step also checks the env did not raise
+        with torch.no_grad():
+            out = module.forward_exploration(as_batch(obs))
+        dist = module.get_exploration_action_dist_cls().from_logits(out[Columns.ACTION_DIST_INPUTS])
+        actions = dist.sample().numpy()
+        playing = obs["action_mask"].any(axis=1)  # (a game that just ended has no legal action)
+        assert playing.sum() >= 12
+        assert obs["action_mask"][np.arange(16), actions][playing].all()
+        probs = torch.softmax(out[Columns.ACTION_DIST_INPUTS], -1).numpy()[playing]
+        assert probs[obs["action_mask"][playing] == 0].max() == 0.0
+        obs, *_ = env.step(actions)
+
+
+def test_the_module_values_come_from_the_same_pass() -> None:
+    env = env_of("actions")
+    module = module_of(env, "actions")
+    obs, _ = env.reset(seed=1)
+    batch = as_batch(obs)
+    with torch.no_grad():
+        out = module.forward_train(batch)
+        assert torch.allclose(module.compute_values(batch, out[Columns.EMBEDDINGS]),
+                              module.compute_values(batch), atol=1e-5)  # fmt: skip
+
+
+def test_a_module_refuses_an_observation_without_the_mask() -> None:
+    env = env_of("actions")
+    with pytest.raises(ValueError, match="obs_mode='flat'"):
+        module_of(env, "flat")
+    with pytest.raises(ValueError, match="hidden"):
+        module_of(env, "actions", hidden=0)
+
+
+# --- the model format ---------------------------------------------------------------------------
+@pytest.mark.parametrize("obs_mode", ["actions", "flat"])
+def test_the_exported_model_chooses_the_module_s_most_likely_action(
+    obs_mode: str, tmp_path: Path
+) -> None:
+    from spider_env.agents.rl.models import load_model
+
+    torch.manual_seed(1)
+    s = RLlibSettings(suits=2, obs_mode=obs_mode, hidden=16, ray="local", eval_deals=0)
+    env = env_of(obs_mode, num_envs=8)
+    module = module_of(env, obs_mode)
+    path = export_model(module, s, tmp_path / "model.zip", training={"test": True})
+    model = load_model(path)
+    obs, _ = env.reset(seed=5)
+    for _ in range(20):
+        with torch.no_grad():
+            logits = module.forward_inference(as_batch(obs))[Columns.ACTION_DIST_INPUTS]
+        ours = logits.argmax(-1).numpy()
+        plain = obs["observations"] if obs_mode == "flat" else {
+            k: v for k, v in obs.items() if k != "action_mask"}  # fmt: skip
+        theirs, _ = model.predict(plain, action_masks=obs["action_mask"].astype(bool),
+                                  deterministic=True)  # fmt: skip
+        np.testing.assert_array_equal(ours, theirs)
+        obs, *_ = env.step(ours)
+
+
+def test_exporting_a_module_of_the_other_observation_is_refused(tmp_path: Path) -> None:
+    env = env_of("flat")
+    s = RLlibSettings(obs_mode="actions", hidden=16, eval_deals=0)
+    with pytest.raises(ValueError, match="not a module of obs_mode='actions'"):
+        export_model(module_of(env, "flat"), s, tmp_path / "m.zip", training={})
+
+
+# --- settings -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"num_envs_per_env_runner": 0}, "num_envs_per_env_runner"),
+        ({"num_env_runners": -1}, "num_env_runners"),
+        ({"num_learners": -1}, "num_learners"),
+        ({"obs_mode": "dict"}, "obs_mode"),
+        ({"ray": " local"}, "ray"),
+        ({"ray": ""}, "ray"),
+        ({"minibatches": 10_000}, "minibatches"),
+        ({"variant": "nope"}, "variant"),
+        ({"gamma": 0.0}, "gamma"),
+        ({"hidden": 0}, "hidden"),
+    ],
+)
+def test_bad_settings_are_refused_naming_the_setting(kwargs: dict[str, Any], field: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        RLlibSettings(**kwargs)
+    assert err.value.field == field
+
+
+def test_an_unreachable_cluster_is_one_line_naming_it(tmp_path: Path) -> None:
+    from ray_cluster import free_port
+
+    address = f"127.0.0.1:{free_port()}"
+    with pytest.raises(SettingsError, match=f"ray: cannot reach a Ray cluster at {address}"):
+        train(RLlibSettings(ray=address, out=str(tmp_path), **TINY))
+
+
+def test_more_runners_and_learners_than_the_cluster_s_cpus_are_refused(
+    cluster: str, tmp_path: Path
+) -> None:
+    with pytest.raises(SettingsError, match="need 3 CPUs, the Ray cluster has 2") as err:
+        train(RLlibSettings(ray=cluster, num_env_runners=2, num_learners=1, out=str(tmp_path),
+                            **TINY))  # fmt: skip
+    assert err.value.field == "num_learners"
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_the_config_builds_spider_vector_env_through_the_vector_entry_point() -> None:
+    import ray
+
+    s = RLlibSettings(suits=2, **TINY)
+    config = ppo_config(s)
+    assert config.gym_env_vectorize_mode in ("vector_entry_point", "VECTOR_ENTRY_POINT") or (
+        getattr(config.gym_env_vectorize_mode, "value", None) == "vector_entry_point"
+    )
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    try:
+        algo = config.build_algo()
+        env = algo.env_runner.env
+        assert isinstance(env.unwrapped, SpiderVectorEnv) and env.num_envs == 8
+        assert env.unwrapped.variant.name == "spider-2suit"
+        algo.stop()
+    finally:
+        ray.shutdown()
+
+
+REGISTERED = """
+import ray
+from spider_env.agents.rl.rllib import RAY_ENV, RLlibSettings, ppo_config, register_env
+from spider_env.vector import SpiderVectorEnv
+
+s = RLlibSettings(suits=2, num_env_runners=1, num_envs_per_env_runner=4, n_steps=4, hidden=8)
+ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
+assert register_env() == RAY_ENV
+algo = ppo_config(s).environment(RAY_ENV, env_config=s.env_config()).build_algo()
+kinds = algo.env_runner_group.foreach_env_runner(
+    lambda r: (type(r.env.unwrapped).__name__, r.env.num_envs), local_env_runner=False
+)
+result = algo.train()
+print(kinds, result["env_runners"]["num_env_steps_sampled_lifetime"])
+algo.stop()
+ray.shutdown()
+"""
+
+
+def test_a_config_can_name_the_registered_env() -> None:
+    # a process of its own: Ray's registry files the name under the process's first Ray job
+    proc = subprocess.run([sys.executable, "-c", REGISTERED], capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    kinds, steps = proc.stdout.strip().splitlines()[-1].rsplit(" ", 1)
+    assert kinds == "[('SpiderVectorEnv', 4)]" and float(steps) >= 16
+
+
+# --- training on a cluster ----------------------------------------------------------------------
+class UnmaskedModule(ActionSetRLModule):
+    """The action-set module without the mask: it picks illegal actions."""
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        logits, _ = self._logits_latent(batch[Columns.OBS])
+        return {Columns.ACTION_DIST_INPUTS: torch.zeros_like(logits)}
+
+
+def test_training_with_a_policy_that_ignores_the_mask_fails(tmp_path: Path) -> None:
+    import ray
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    s = RLlibSettings(**TINY)
+    config = ppo_config(s).rl_module(
+        rl_module_spec=RLModuleSpec(module_class=UnmaskedModule, model_config={"hidden": 16})
+    )
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    try:
+        algo = config.build_algo()
+        with pytest.raises(RuntimeError) as err:  # RLlib's, from the env's error
+            algo.train()
+        assert isinstance(err.value.__cause__, IllegalMoveError)
+        algo.stop()
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def trained(cluster: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """A few iterations of PPO on the test cluster (2 CPUs): an env runner and a learner, each a
+    Ray actor."""
+    out = tmp_path_factory.mktemp("rllib")
+    s = RLlibSettings(suits=1, ray=cluster, num_env_runners=1, num_learners=1, timesteps=400,
+                      eval_deals=3, out=str(out), no_progress=True, **TINY)  # fmt: skip
+    return train(s), out
+
+
+def test_training_on_a_cluster_takes_no_illegal_action_and_saves_everything(
+    trained: tuple[dict[str, Any], Path], cluster: str
+) -> None:
+    summary, out = trained
+    assert summary["backend"] == f"ray {cluster}"
+    assert summary["timesteps"] >= 400 and summary["iterations"] >= 2
+    assert (out / "model.zip").is_file() and (out / "model.json").is_file()
+    assert (out / "checkpoint").is_dir()
+    assert summary["validation"]["deals"] == "1000:1003"
+    lines = (out / "progress.csv").read_text().splitlines()
+    assert lines[0].startswith("iteration,timesteps") and len(lines) == summary["iterations"] + 1
+
+
+def test_the_restored_checkpoint_chooses_as_the_exported_model(
+    trained: tuple[dict[str, Any], Path], tmp_path: Path
+) -> None:
+    from spider_env.agents.rl.models import load_model
+
+    _, out = trained
+    module = restore_module(out / "checkpoint")
+    again = export_model(module, RLlibSettings(hidden=16, eval_deals=0), tmp_path / "m.zip", {})
+    saved, restored = load_model(out / "model.zip"), load_model(again)
+    for a, b in zip(saved.policy.state_dict().values(), restored.policy.state_dict().values()):
+        assert torch.equal(a, b)
+    env = env_of("actions", num_envs=8, variant="spider-1suit")
+    obs, _ = env.reset(seed=2)
+    with torch.no_grad():
+        logits = module.forward_inference(as_batch(obs))[Columns.ACTION_DIST_INPUTS]
+    plain = {k: v for k, v in obs.items() if k != "action_mask"}
+    theirs, _ = saved.predict(plain, action_masks=obs["action_mask"].astype(bool),
+                              deterministic=True)  # fmt: skip
+    np.testing.assert_array_equal(logits.argmax(-1).numpy(), theirs)
+
+
+def test_spider_env_evaluate_plays_the_exported_model(trained: tuple[dict[str, Any], Path]) -> None:
+    _, out = trained
+    cli = Path(sys.executable).with_name("spider-env")
+    proc = subprocess.run(
+        [str(cli), "evaluate", "--agent", str(out / "model.zip"), "--agent", "random",
+         "--suits", "1", "--deals", "1000:1003", "--no-progress"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "model.zip" in proc.stdout and "random" in proc.stdout
+
+
+def test_a_missing_checkpoint_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="not an RLlib PPO checkpoint"):
+        restore_module(tmp_path)
+
+
+# --- the example script -------------------------------------------------------------------------
+def test_the_example_trains_on_a_local_ray_and_prints_the_summary(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "rllib_ppo.py"), "--timesteps", "64",
+         "--num-envs-per-env-runner", "8", "--n-steps", "8", "--hidden", "16",
+         "--eval-deals", "0", "--out", str(tmp_path), "--no-progress"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert '"backend": "ray local"' in proc.stdout
+    assert (tmp_path / "model.zip").is_file()
+
+
+# --- the README's RLlib snippets ----------------------------------------------------------------
+@pytest.mark.parametrize(("line", "code"), RLLIB_PYTHON, ids=[f"line{s}" for s, _ in RLLIB_PYTHON])
+def test_readme_rllib_snippet_runs(line: int, code: str, tmp_path: Path) -> None:
+    run_snippet(line, code, tmp_path)
+
+
+def test_the_readme_has_rllib_snippets() -> None:
+    assert len(RLLIB_PYTHON) >= 2
