@@ -1,0 +1,127 @@
+"""RLlib's PPO against the project's batched PPO, same policy, same batch, in one run.
+
+* ``batched``: ``spider_env.agents.rl.ppo`` (``bench_training.py``'s ``batched`` row): one
+  ``SpiderVectorEnv`` of ``--num-envs`` games, the update in the same process;
+* ``rllib-R``: RLlib's PPO (``spider_env.agents.rl.rllib.ppo_config``) with ``R`` remote env
+  runners (``0``: the driver samples itself), each stepping one ``SpiderVectorEnv`` of
+  ``--num-envs / max(R, 1)`` games, the learner in the driver (``num_learners=0``); the same
+  network (the action-set network, ``--hidden``), ``--n-steps`` steps per game per update, so
+  every row updates on ``num_envs * n_steps`` decisions;
+* CartPole-v1 through ``gym.make`` (``reference.py``), the speed reference of every benchmark.
+
+Env-steps (decisions) per wall second and per CPU-second, after a warm-up update (numba,
+torch, Ray's actors): the CPU time is this process's plus, for RLlib, every env runner's
+(each runner's own ``time.process_time()``, asked through Ray), so it counts the work on every
+core; and RLlib's own timers of an update: sampling (the env runners, in parallel) and the
+learner's update, which alternate. Needs the ``rllib`` extra (``make test-rllib`` builds its
+venv). Not a test; run it as
+
+    .venv/rllib/bin/python benchmarks/bench_rllib.py [--suits 1] [--hidden 64]
+        [--num-envs 256] [--n-steps 32] [--updates 4] [--runners 0,1,2] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_training import bench_batched
+from reference import cartpole_steps_per_second
+
+#: RLlib's timers of an update (seconds, its running means): sampling (every env runner, in
+#: parallel) and the learner's update; an iteration is one then the other.
+TIMERS = ("env_runner_sampling_timer", "learner_update_timer")
+
+
+def _runner_cpu(algo: Any) -> float:
+    """CPU-seconds used so far by the remote env runners (0 without any)."""
+    group = algo.env_runner_group
+    if group.num_remote_env_runners() == 0:
+        return 0.0
+    return float(
+        sum(group.foreach_env_runner(lambda r: time.process_time(), local_env_runner=False))
+    )
+
+
+def bench_rllib(a: argparse.Namespace, runners: int) -> dict[str, Any]:
+    import ray
+    import torch
+    from spider_env.agents.rl.rllib import RLlibSettings, ppo_config
+
+    torch.set_num_threads(a.threads)
+    s = RLlibSettings(
+        suits=a.suits, hidden=a.hidden, num_env_runners=runners,
+        num_envs_per_env_runner=a.num_envs // max(1, runners), n_steps=a.n_steps,
+    )  # fmt: skip
+    ray.init(
+        address="local", num_cpus=max(2, runners), include_dashboard=False, logging_level="ERROR"
+    )
+    try:
+        algo = ppo_config(s).build_algo()
+        algo.train()  # warm-up: numba, torch, the actors
+        steps0 = _steps(algo.train())
+        w0, c0, r0 = time.perf_counter(), time.process_time(), _runner_cpu(algo)
+        for _ in range(a.updates):
+            result = algo.train()
+        wall = time.perf_counter() - w0
+        cpu = time.process_time() - c0 + _runner_cpu(algo) - r0
+        steps = _steps(result) - steps0
+        timers = {k: round(float(result["timers"][k]), 3) for k in TIMERS}
+        algo.stop()
+    finally:
+        ray.shutdown()
+    return {
+        "steps": steps, "batch": s.batch, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+        "steps_per_wall_s": round(steps / wall, 1), "steps_per_cpu_s": round(steps / cpu, 1),
+        "seconds_per_update": timers,
+    }  # fmt: skip
+
+
+def _steps(result: Any) -> int:
+    return int(result["env_runners"]["num_env_steps_sampled_lifetime"])
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--suits", type=int, default=1, choices=(1, 2, 4))
+    p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--num-envs", type=int, default=256)
+    p.add_argument("--n-steps", type=int, default=32)
+    p.add_argument("--updates", type=int, default=4)
+    p.add_argument("--threads", type=int, default=2, help="torch threads of the driver")
+    p.add_argument("--runners", default="0,1,2", help="env runner counts, comma separated")
+    p.add_argument("--json", help="also write the results here")
+    a = p.parse_args()
+    try:
+        counts = [int(x) for x in a.runners.split(",")]
+    except ValueError:
+        p.error(f"--runners: comma-separated integers, got {a.runners!r}")
+    out: dict[str, Any] = {"machine": platform.platform(), "settings": vars(a)}
+    out["cartpole_steps_per_cpu_s"] = round(cartpole_steps_per_second(), 1)
+    batched = bench_batched(a)
+    out["batched"] = batched
+    print(f"batched   {batched['steps_per_wall_s']:>10,.0f} steps/wall-s "
+          f"{batched['steps_per_cpu_s']:>10,.0f} steps/CPU-s", flush=True)  # fmt: skip
+    for r in counts:
+        row = bench_rllib(a, r)
+        row["vs_batched_wall"] = round(row["steps_per_wall_s"] / batched["steps_per_wall_s"], 4)
+        out[f"rllib-{r}"] = row
+        print(f"rllib-{r}   {row['steps_per_wall_s']:>10,.0f} steps/wall-s "
+              f"{row['steps_per_cpu_s']:>10,.0f} steps/CPU-s  "
+              f"({row['vs_batched_wall']:.3f} of batched; sampling "
+              f"{row['seconds_per_update'][TIMERS[0]]} s, update "
+              f"{row['seconds_per_update'][TIMERS[1]]} s per update)", flush=True)  # fmt: skip
+    print(f"CartPole-v1 (gym.make) {out['cartpole_steps_per_cpu_s']:,.0f} steps/CPU-s")
+    if a.json:
+        Path(a.json).write_text(json.dumps(out, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
