@@ -18,13 +18,16 @@ venv). Not a test; run it as
 
     .venv/rllib/bin/python benchmarks/bench_rllib.py [--suits 1] [--hidden 64]
         [--num-envs 256] [--n-steps 32] [--updates 4] [--runners 0,1,2] [--json PATH]
+        [--profile N]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import platform
+import pstats
 import sys
 import time
 from pathlib import Path
@@ -68,9 +71,16 @@ def bench_rllib(a: argparse.Namespace, runners: int) -> dict[str, Any]:
         algo.train()  # warm-up: numba, torch, the actors
         steps0 = _steps(algo.train())
         w0, c0, r0 = time.perf_counter(), time.process_time(), _runner_cpu(algo)
+        profile = cProfile.Profile() if a.profile else None
+        if profile:
+            profile.enable()
         for _ in range(a.updates):
             result = algo.train()
         wall = time.perf_counter() - w0
+        if profile:
+            profile.disable()
+            print(f"rllib-{runners}: cProfile of the timed updates (this process)")
+            pstats.Stats(profile).sort_stats("cumulative").print_stats(a.profile)
         cpu = time.process_time() - c0 + _runner_cpu(algo) - r0
         steps = _steps(result) - steps0
         timers = {k: round(float(result["timers"][k]), 3) for k in TIMERS}
@@ -98,6 +108,13 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2, help="torch threads of the driver")
     p.add_argument("--runners", default="0,1,2", help="env runner counts, comma separated")
     p.add_argument("--json", help="also write the results here")
+    p.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print the N costliest functions of RLlib's timed updates (cProfile)",
+    )
     a = p.parse_args()
     try:
         counts = [int(x) for x in a.runners.split(",")]
