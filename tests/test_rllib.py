@@ -28,7 +28,6 @@ from spider_env.agents.rl.rllib import (
     RLlibSettings,
     RLlibVectorEnv,
     export_model,
-    make_rllib_env,
     ppo_config,
     restore_module,
     train,
@@ -46,7 +45,7 @@ pytestmark = pytest.mark.usefixtures("ray_env")
 
 
 def env_of(obs_mode: str, num_envs: int = 4, **config: Any) -> RLlibVectorEnv:
-    return make_rllib_env({"variant": "spider-2suit", "obs_mode": obs_mode, "num_envs": num_envs,
+    return RLlibVectorEnv({"variant": "spider-2suit", "obs_mode": obs_mode, "num_envs": num_envs,
                            **config})  # fmt: skip
 
 
@@ -95,11 +94,11 @@ def test_runners_seeded_one_apart_play_different_games() -> None:
 
 def test_the_env_refuses_to_be_built_game_by_game_or_with_unknown_keys() -> None:
     with pytest.raises(ValueError, match="vector_entry_point"):
-        make_rllib_env({"obs_mode": "actions"})
+        RLlibVectorEnv({"obs_mode": "actions"})
     with pytest.raises(ValueError, match=r"unknown env_config keys \['suits'\]"):
-        make_rllib_env({"num_envs": 2, "suits": 2})
+        RLlibVectorEnv({"num_envs": 2, "suits": 2})
     with pytest.raises(ValueError, match="obs_mode"):
-        make_rllib_env({"num_envs": 2, "obs_mode": "dict"})
+        RLlibVectorEnv({"num_envs": 2, "obs_mode": "dict"})
 
 
 def test_an_illegal_action_raises() -> None:
@@ -173,6 +172,14 @@ def test_the_exported_model_chooses_the_module_s_most_likely_action(
                                   deterministic=True)  # fmt: skip
         np.testing.assert_array_equal(ours, theirs)
         obs, *_ = env.step(ours)
+
+
+def test_exporting_a_module_of_another_width_is_refused(tmp_path: Path) -> None:
+    env = env_of("actions")
+    s = RLlibSettings(obs_mode="actions", hidden=32, eval_deals=0)
+    with pytest.raises(ValueError, match="right shape .* hidden=32"):
+        export_model(module_of(env, "actions", hidden=16), s, tmp_path / "m.zip", training={})
+    assert not (tmp_path / "m.zip").exists()
 
 
 def test_exporting_a_module_of_the_other_observation_is_refused(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ validation deals too. Ray, RLlib and torch are imported inside the functions, so
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 from collections.abc import Mapping
@@ -186,7 +187,7 @@ class RLlibSettings:
         return max(1, self.batch // max(1, self.num_learners))
 
     def env_config(self) -> dict[str, Any]:
-        """The env's config (``env_config`` of :func:`make_rllib_env`)."""
+        """The env's config (``env_config`` of :class:`RLlibVectorEnv`)."""
         return {
             "variant": self.game().spec_text(),
             "obs_mode": self.obs_mode,
@@ -204,6 +205,7 @@ class RLlibSettings:
             feature_slots=self.feature_slots,
             action_rows=self.action_rows,
             reward_mode=self.reward_mode,
+            illegal_action="raise",  # the env of training (RLlibVectorEnv)
             max_episode_steps=self.max_episode_steps,
         )
 
@@ -284,11 +286,6 @@ class RLlibVectorEnv(VectorWrapper):
         return self._obs(obs, info), reward, terminated, truncated, info
 
 
-def make_rllib_env(config: Mapping[str, Any]) -> RLlibVectorEnv:
-    """The env of one env runner, ``RLlibVectorEnv(config)`` (what :data:`RAY_ENV` builds)."""
-    return RLlibVectorEnv(config)
-
-
 def register_env() -> str:
     """Register :data:`RAY_ENV` with Ray's registry (``ray.tune.register_env``), so that a config
     can name it (``config.environment("spider-env", env_config=...)``); returns the name.
@@ -299,7 +296,7 @@ def register_env() -> str:
     which works in every session."""
     from ray.tune.registry import register_env as ray_register
 
-    ray_register(RAY_ENV, make_rllib_env)
+    ray_register(RAY_ENV, RLlibVectorEnv)
     return RAY_ENV
 
 
@@ -356,8 +353,6 @@ def export_model(module: Any, s: RLlibSettings, path: str | Path, training: dict
     """Save the RLModule ``module`` (trained with ``s``) as a MaskablePPO model with its sidecar
     (the format ``spider-env evaluate --agent`` plays): the same network, weights copied by
     name, so that its most likely action is the module's. Returns the model's path."""
-    import torch
-
     from .envs import env_factories
     from .models import ACTION_SET_POLICY, save_model
     from .recipe import FinetuneSettings, new_model
@@ -377,27 +372,20 @@ def export_model(module: Any, s: RLlibSettings, path: str | Path, training: dict
                             device="cpu")  # fmt: skip
         policy_name = "MlpPolicy"
     theirs = {k: v.detach().cpu() for k, v in module.state_dict().items()}
-    ours = model.policy.state_dict()
-    missing = sorted(k for k in ours if k not in theirs and _own_key(k))
-    if missing:
+    # SB3 lists its shared extractor under two more names (pi_/vf_features_extractor): the same
+    # tensors, loaded with it
+    aliases = ("pi_features_extractor.", "vf_features_extractor.")
+    wanted = {k: v for k, v in model.policy.state_dict().items() if not k.startswith(aliases)}
+    bad = sorted(k for k, v in wanted.items() if k not in theirs or theirs[k].shape != v.shape)
+    if bad:
         raise ValueError(
-            f"the module has no weights for {', '.join(missing[:3])}: it is not a module of "
-            f"obs_mode={s.obs_mode!r}"
+            f"the module has no weights of the right shape for {', '.join(bad[:3])}: it is not a "
+            f"module of obs_mode={s.obs_mode!r} and hidden={s.hidden}"
         )
-    with torch.no_grad():
-        for key, value in ours.items():
-            if _own_key(key):
-                value.copy_(theirs[key])
-            else:  # SB3's aliases of the shared extractor
-                value.copy_(theirs[key.replace("pi_features_", "features_").replace(
-                    "vf_features_", "features_")])  # fmt: skip
+    model.policy.load_state_dict({k: theirs[k] for k in wanted}, strict=False)
     side = Sidecar(env=env, algo="MaskablePPO", policy=policy_name, deterministic=True,
                    training=training)  # fmt: skip
     return save_model(model, path, side)
-
-
-def _own_key(key: str) -> bool:
-    return not key.startswith(("pi_features_extractor.", "vf_features_extractor."))
 
 
 # --- training -----------------------------------------------------------------------------------
@@ -476,9 +464,10 @@ def train(s: RLlibSettings) -> dict[str, Any]:
                 "train_deals": f"{TRAIN_DEALS.start}:{TRAIN_DEALS.stop}",
                 "settings": asdict(s)}  # fmt: skip
     model = export_model(module, s, out / "model.zip", training)
-    with open(out / "progress.csv", "w") as f:
-        f.write(",".join(rows[0]) + "\n")
-        f.writelines(",".join(str(v) for v in r.values()) + "\n" for r in rows)
+    with open(out / "progress.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
     summary: dict[str, Any] = {
         "timesteps": steps, "iterations": len(rows), "wall_s": round(wall, 1),
         "env_steps_per_s": round(steps / wall, 1) if wall > 0 else None,
@@ -518,7 +507,6 @@ __all__ = [
     "RLlibVectorEnv",
     "check_cpus",
     "export_model",
-    "make_rllib_env",
     "module_spec",
     "ppo_config",
     "ray_address",
