@@ -11,7 +11,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import permute_hidden, position, run
+from conftest import permute_hidden, play, position, run
 from spider_env.agents import (
     AGENT_NAMES,
     Agent,
@@ -66,21 +66,8 @@ def agent_for(spec: str, variant: str, seed: int, request: Any) -> Any:
 
 
 def run_episode(agent: Any, variant: Any, deal: int, max_steps: int = 400) -> list[int]:
-    env = SpiderEnv(variant=variant)
-    obs, info = env.reset(options={"deal": deal})
-    agent.reset(seed=deal)
-    actions = []
-    for _ in range(max_steps):
-        mask = info["action_mask"]
-        if not mask.any():
-            break
-        a = agent.act(obs, mask, info)
-        assert mask[a], f"{agent!r} chose illegal action {a}"
-        actions.append(a)
-        obs, _, term, _, info = env.step(a)
-        if term:
-            break
-    return actions
+    """``agent``'s actions on ``deal`` (reset with the deal number as seed), each checked legal."""
+    return play(agent, variant, deal, max_steps, seed=deal)[0]
 
 
 # --- protocol, legality, seeding ----------------------------------------------------------------
