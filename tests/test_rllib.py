@@ -177,7 +177,7 @@ def test_the_exported_model_chooses_the_module_s_most_likely_action(
 def test_exporting_a_module_of_another_width_is_refused(tmp_path: Path) -> None:
     env = env_of("actions")
     s = RLlibSettings(obs_mode="actions", hidden=32, eval_deals=0)
-    with pytest.raises(ValueError, match="right shape .* hidden=32"):
+    with pytest.raises(ValueError, match=r"right shape .* hidden=32"):
         export_model(module_of(env, "actions", hidden=16), s, tmp_path / "m.zip", training={})
     assert not (tmp_path / "m.zip").exists()
 
