@@ -7,8 +7,14 @@ game ended.
 Each lost deal of ``--agent`` in the evaluation CSV (``spider-env evaluate --csv``) is played
 again exactly as the evaluation played it (same agent seed, ``agent_seed(seed, deal)``, same step
 limit; the replay checks it ends as the CSV says), and the script prints per deal: the step of
-the last deal, the cards still face down then and at the end, the runs completed, and how the
-game ended (step limit, or no legal action); then a summary.
+the first and the last deal, the cards still face down then and at the end, the runs
+completed, and how the game ended (step limit, or no legal action); then a summary.
+
+``--known N`` also asks how many cards the player could have turned up before its first deal:
+with every card known, the fewest face-down cards reachable from the deal's start by moves
+alone (an exhaustive search of at most ``N`` positions; ``known_exhausted`` says whether it
+finished, else the figure is only what it reached). ``--games won`` replays won games instead
+(the same figures, to compare against).
 """
 
 from __future__ import annotations
@@ -17,12 +23,13 @@ import argparse
 import csv
 import json
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from spider_env.agents import make_agent
 
 from spider_env.apps.evaluation.episode import agent_seed, make_env
-from spider_env.core.variants import get_variant
+from spider_env.core.variants import Variant, get_variant
+from spider_env.fast.game import FastGame
 
 
 def replay(spec: str, variant: str, deal: int, seed: int, max_steps: int) -> dict[str, Any]:
@@ -33,6 +40,7 @@ def replay(spec: str, variant: str, deal: int, seed: int, max_steps: int) -> dic
     obs, info = env.reset(options={"deal": deal})
     steps = 0
     last_deal, down_at_deal = -1, -1
+    first_deal, down_at_first = -1, -1
     deals = range(v.n_move_actions, v.n_move_actions + v.n_deal_actions)
     while True:
         a = agent.act(obs, info["action_mask"], info)
@@ -41,6 +49,8 @@ def replay(spec: str, variant: str, deal: int, seed: int, max_steps: int) -> dic
         state = env.unwrapped.state
         if a in deals:
             last_deal, down_at_deal = steps, sum(state.down)
+            if first_deal < 0:
+                first_deal, down_at_first = steps, down_at_deal
         if term or trunc:
             break
     state = env.unwrapped.state
@@ -49,6 +59,8 @@ def replay(spec: str, variant: str, deal: int, seed: int, max_steps: int) -> dic
         "won": bool(info["is_success"]),
         "steps": steps,
         "runs": sum(state.completed),
+        "first_deal_step": first_deal,
+        "down_before_first_deal": down_at_first,
         "last_deal_step": last_deal,
         "deals_made": state.deals,
         "down_at_last_deal": down_at_deal,
@@ -57,31 +69,86 @@ def replay(spec: str, variant: str, deal: int, seed: int, max_steps: int) -> dic
     }
 
 
+def fewest_down_known(v: Variant, deal: int, cap: int) -> tuple[int, bool]:
+    """With every card of ``deal`` known: the fewest face-down cards reachable from its start
+    without dealing (breadth first, at most ``cap`` positions), and whether the search
+    finished."""
+    game = FastGame(v.with_options(undo=False) if v.undo else v)
+    deals = range(v.n_move_actions, v.n_move_actions + v.n_deal_actions)
+
+    def down(st: Any) -> int:
+        return sum(game.face_down(st, c) for c in range(v.n_columns))
+
+    root = game.initial(deal)
+    seen = {game.key(root)}
+    queue = [root]
+    fewest = down(root)
+    i = 0
+    while i < len(queue) and len(seen) < cap:
+        st = queue[i]
+        i += 1
+        for a in game.legal_actions(st):
+            if int(a) in deals:
+                continue
+            child = game.apply(st, int(a))
+            key = game.key(child)
+            if key not in seen:
+                seen.add(key)
+                fewest = min(fewest, down(child))
+                queue.append(child)
+    return fewest, i >= len(queue)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors, status 2 (as the CLI)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = _Parser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("csv")
     ap.add_argument("--agent", required=True, help="the agent's name in the CSV (and its spec)")
     ap.add_argument("--limit", type=int, default=30, help="lost deals replayed at most")
     ap.add_argument("--seed", type=int, default=0, help="the evaluation's --seed")
     ap.add_argument("--max-steps", type=int, default=1000, help="the evaluation's --max-steps")
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--games", choices=("lost", "won"), default="lost", help="which games")
+    ap.add_argument(
+        "--known",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also the fewest face-down cards reachable before the first deal with every card\n"
+        "known (a search of at most N positions; 0: not computed)",
+    )
     a = ap.parse_args()
     if a.limit < 1:
         ap.error(f"--limit must be at least 1, got {a.limit}")
+    if a.known < 0:
+        ap.error(f"--known must be at least 0, got {a.known}")
     with open(a.csv, newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["agent"] == a.agent]
     if not rows:
         ap.error(f"no games of {a.agent!r} in {a.csv}")
-    lost = [r for r in rows if r["won"] not in ("True", "true", "1")][: a.limit]
+    want_won = a.games == "won"
+    chosen = [r for r in rows if (r["won"] in ("True", "true", "1")) == want_won][: a.limit]
+    if not chosen:
+        ap.error(f"no {a.games} games of {a.agent!r} in {a.csv}")
     out = []
-    for r in lost:
+    for r in chosen:
         res = replay(a.agent, r["variant"], int(r["deal"]), a.seed, a.max_steps)
-        if res["won"] or res["steps"] != int(r["steps"]):
+        if res["won"] != want_won or res["steps"] != int(r["steps"]):
             raise SystemExit(f"losses.py: deal {r['deal']} did not replay as recorded: {res}")
+        if a.known:
+            fewest, done = fewest_down_known(get_variant(r["variant"]), int(r["deal"]), a.known)
+            res["known_fewest_before_first_deal"] = fewest
+            res["known_exhausted"] = done
         out.append(res)
         print(json.dumps(res), flush=True)
     n = len(out)
-    print(f"{n} lost deals of {len(rows)} replayed ({a.agent}):")
+    print(f"{n} {a.games} deals of {len(rows)} replayed ({a.agent}):")
     for key in ("step limit", "no legal action"):
         print(f"  ended by {key}: {sum(1 for x in out if x['end'] == key)}")
     full = [x for x in out if x["deals_made"] == max(y["deals_made"] for y in out)]
@@ -95,6 +162,25 @@ def main() -> int:
         f"{sorted(x['down_at_end'] for x in out)[n // 2]}"
     )
     print(f"  runs completed (mean): {sum(x['runs'] for x in out) / n:.2f}")
+    dealt = [x for x in out if x["first_deal_step"] > 0]
+    if dealt:
+        mid = len(dealt) // 2
+        step = sorted(x["first_deal_step"] for x in dealt)[mid]
+        down = sorted(x["down_before_first_deal"] for x in dealt)[mid]
+        print(f"  first deal at step (median) {step}, face-down cards before it (median) {down}")
+    if a.known:
+        gaps = [
+            x["down_before_first_deal"] - x["known_fewest_before_first_deal"]
+            for x in dealt
+            if x["known_exhausted"]
+        ]
+        if gaps:
+            print(
+                f"  cards it left face down before the first deal that could have been turned "
+                f"up with every card known (exhausted searches: {len(gaps)}): mean "
+                f"{sum(gaps) / len(gaps):.1f}, median {sorted(gaps)[len(gaps) // 2]}, "
+                f"none left: {sum(1 for g in gaps if g == 0)}"
+            )
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1)

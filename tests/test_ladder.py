@@ -78,6 +78,42 @@ def test_losses_replays_lost_games_as_they_were_recorded(tmp_path: Path) -> None
     assert "2 lost deals of 3 replayed (random)" in done.stdout
     bad = subprocess.run([*cmd[:-4], "--limit", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--limit must be at least 1" in bad.stderr
+    none_won = subprocess.run([*cmd, "--games", "won"], capture_output=True, text=True)
+    assert none_won.returncode == 2 and none_won.stderr.count("\n") == 1
+    assert "no won games of 'random'" in none_won.stderr
+
+
+def test_losses_known_bound_is_never_worse_than_what_the_player_reached(tmp_path: Path) -> None:
+    """``--known``: with every card known, the fewest face-down cards reachable before the first
+    deal; an exhausted search can only do as well as the player (its position before the first
+    deal was reached by moves alone) or better."""
+    played = tmp_path / "greedy.csv"
+    subprocess.run(
+        [sys.executable, "-m", "spider_env.apps.cli", "evaluate", "--agent", "greedy",
+         "--suits", "1", "--deals", "17,23", "--max-steps", "300", "--csv", str(played),
+         "--no-progress"],
+        check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
+    out = tmp_path / "known.json"
+    checked = 0  # deals 17 and 23 start with a small space of moves: their searches finish
+    for games in ("lost", "won"):
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "losses.py"), str(played), "--agent",
+             "greedy", "--max-steps", "300", "--games", games, "--known", "3000", "--json",
+             str(out)],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        if done.returncode == 2 and f"no {games} games" in done.stderr:
+            continue
+        assert done.returncode == 0, done.stderr
+        for row in json.loads(out.read_text()):
+            assert row["won"] == (games == "won")
+            fewest, before = row["known_fewest_before_first_deal"], row["down_before_first_deal"]
+            assert 0 <= fewest <= 44
+            if row["known_exhausted"] and row["first_deal_step"] > 0:
+                assert fewest <= before
+                checked += 1
+    assert checked == 2
 
 
 def test_readme_ladder_table_is_what_ladder_table_prints_from_the_stored_rows() -> None:
