@@ -15,6 +15,9 @@ left it:
    :func:`spider_env.search.plan.beam_value`), spending ``evals`` scores by successive
    halving: every candidate is scored on a few samples, the better half on more, and so on
    (so the scores go where the choice is close);
+   With ``ply2=K`` the two best are then compared one decision further: on ``K`` samples
+   each plays its event, and the next decision's best candidates are scored on fresh layouts
+   of the cards still unseen (what a player would know then, not the sample's cards);
 4. plays the best candidate's moves and event, and plans again once the event has shown a new
    card. A decision with one candidate costs no score; a deal is a candidate like any other, so
    the player deals only when dealing scores better than every way of turning a card up.
@@ -61,6 +64,9 @@ DEFAULT_CLOSURE = 4000
 WIDE_CLOSURE = 16
 #: Positions the beam solver generates when nothing is unseen.
 DEFAULT_EXACT = 2_000_000
+#: The second ply (``ply2``): the next decision's candidates scored, and the layouts each.
+PLY2_CANDIDATES = 3
+PLY2_SAMPLES = 3
 #: Decisions between two searches of a position with nothing unseen that found no win.
 RETRY_EVERY = 5
 
@@ -75,6 +81,7 @@ BUDGET: dict[str, tuple[int, int, int]] = {
     "exact": (DEFAULT_EXACT, 1, MAX_NODES),
     "deals": (1, 0, 2),
     "hold": (1, 0, 1),
+    "ply2": (0, 0, 1000),
 }
 BUDGET_KEYS = tuple(BUDGET)
 
@@ -123,6 +130,10 @@ class PlannerAgent(BaseAgent):
         width, nodes, depth: the beam of one score.
         closure: positions listed per decision at most.
         exact: positions the beam solver generates when nothing is unseen.
+        deals, hold: whether the scores' beams may deal, whether a deal waits until nothing
+            turns a card up (see :data:`BUDGET`).
+        ply2: 0, or the samples of a second ply between the two best candidates (the next
+            decision scored as the player would see it, :meth:`_second_ply`).
     All ``ValueError`` outside their ranges (:data:`BUDGET`).
     """
 
@@ -142,6 +153,7 @@ class PlannerAgent(BaseAgent):
         exact: int = DEFAULT_EXACT,
         deals: int = 1,
         hold: int = 1,
+        ply2: int = 0,
     ) -> None:
         super().__init__(variant, seed)
         given = {
@@ -154,6 +166,7 @@ class PlannerAgent(BaseAgent):
             "exact": exact,
             "deals": deals,
             "hold": hold,
+            "ply2": ply2,
         }
         self.budget = {key: _check(key, value) for key, value in given.items()}
         check_budget(self.budget["exact"], None)
@@ -164,6 +177,7 @@ class PlannerAgent(BaseAgent):
         self._search: Any = None
         self._exact: Any = None
         self._wide: Any = None
+        self._inner: Any = None
         self._plan: list[int] = []
         self._stuck = 0  # decisions left before searching again where a search found nothing
         self.decisions = 0  # planned decisions since the last reset (for reports)
@@ -185,7 +199,7 @@ class PlannerAgent(BaseAgent):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         # buffers: made again on first use
-        state["_search"] = state["_exact"] = state["_wide"] = None
+        state["_search"] = state["_exact"] = state["_wide"] = state["_inner"] = None
         return state
 
     # ------------------------------------------------------------------------------------
@@ -313,7 +327,81 @@ class PlannerAgent(BaseAgent):
             np.add.at(counts, pair_cand, 1)
             means = sums[alive] / counts[alive]
             alive = alive[np.argsort(-means, kind="stable")]
+        if b["ply2"] and not dealing and alive.size >= 2:
+            return self._second_ply(search, slots, known, ev_node, ev_action, alive[:2])
         return int(alive[0])
+
+    def _second_ply(
+        self,
+        search: Any,
+        slots: np.ndarray,
+        known: np.ndarray,
+        ev_node: np.ndarray,
+        ev_action: np.ndarray,
+        top: np.ndarray,
+    ) -> int:
+        """Of the two best candidates ``top``, the one whose next decision scores better:
+        on ``ply2`` samples, the candidate's event is played, and the best of the next
+        decision's candidates is scored on fresh layouts of the cards still unseen (the new
+        card kept), as a player would see it then."""
+        from spider_env.fast.game import new_state
+        from spider_env.search.plan import candidate_state
+
+        if self._inner is None:
+            from spider_env.search.plan import PlanSearch
+
+            b = self.budget
+            self._inner = PlanSearch(
+                search.variant, closure_nodes=b["closure"], width=b["width"],
+                nodes=b["nodes"], max_depth=b["depth"], deals=b["deals"],
+            )  # fmt: skip
+        inner = self._inner
+        K = self.budget["ply2"]
+        samples = [self.rng.permutation(known) for _ in range(K)]
+        totals = []
+        for k in top:
+            total = 0.0
+            for values in samples:
+                st = new_state(search.pr)
+                candidate_state(
+                    search.pr, search.recs[ev_node[k]], slots, values, int(ev_action[k]), st
+                )
+                total += self._inner_value(inner, st)
+            totals.append(total)
+        return int(top[int(np.argmax(totals))])
+
+    def _inner_value(self, inner: Any, st: np.ndarray) -> float:
+        """The best mean score of the decision at ``st`` over a few fresh layouts of its
+        unseen cards."""
+        game = inner.game
+        won, ev_node, ev_action = inner.closure(st)
+        if won >= 0:
+            return 1.0
+        slots = np.asarray(game.hidden_slots(st), dtype=np.int64)
+        if ev_node.size == 0 or slots.size == 0:
+            ev_node = np.zeros(1, dtype=np.int32)
+            ev_action = np.full(1, -1, dtype=np.int32)
+        elif self.budget["hold"]:
+            reveal = ~np.isin(ev_action, self._deal_ids(inner.variant))
+            if reveal.any() and not reveal.all():
+                ev_node, ev_action = ev_node[reveal], ev_action[reveal]
+        known = st[slots]
+        M, keep = PLY2_SAMPLES, PLY2_CANDIDATES
+        values = np.empty((M, slots.size), dtype=st.dtype)
+        for s in range(M):
+            values[s] = self.rng.permutation(known)
+        n = ev_node.size
+        alive = np.arange(n)
+        if n > keep:
+            dealing = bool(np.isin(ev_action, self._deal_ids(inner.variant)).all())
+            events = np.full_like(ev_action, -1) if dealing else ev_action
+            keys = inner.static(slots, values, ev_node, events)
+            alive = np.argsort(keys, kind="stable")[:keep]
+        pair_cand = np.repeat(alive, M).astype(np.int64)
+        pair_sample = np.tile(np.arange(M), alive.size).astype(np.int64)
+        scores = inner.evaluate(slots, values, ev_node, ev_action, pair_cand, pair_sample)
+        self.scores += scores.size
+        return float(scores.reshape(alive.size, M).mean(axis=1).max())
 
     @staticmethod
     def _deal_ids(v: Variant) -> np.ndarray:

@@ -27,30 +27,33 @@ from spider_env.env import SpiderEnv
 from spider_env.search.plan import PlanSearch
 
 SMALL = "planner:evals=12,candidates=6,nodes=1500"
+PLY2 = SMALL + ",ply2=2"  # with the second ply between the two best candidates
 
 
 # --- no peeking: the issue's permutation test --------------------------------------------------
 @pytest.mark.parametrize(
-    "name, deal",
+    "name, deal, spec",
     [
-        ("spider-1suit", 2),
-        ("spider-2suit", 2),
-        ("spider-4suit", 1),
-        ("spiderette-4suit", 2),
-        ("scorpion", 0),
-        ("spider-tournament-2suit", 2),  # visible pile tops, chosen piles, undo
-        ("pysol-spider-2suit", 1),
+        ("spider-1suit", 2, SMALL),
+        ("spider-2suit", 2, SMALL),
+        ("spider-4suit", 1, SMALL),
+        ("spiderette-4suit", 2, SMALL),
+        ("scorpion", 0, SMALL),
+        ("spider-tournament-2suit", 2, SMALL),  # visible pile tops, chosen piles, undo
+        ("pysol-spider-2suit", 1, SMALL),
+        ("spider-2suit", 3, PLY2),
+        ("spider-tournament-1suit", 2, PLY2),
     ],
 )
 def test_choice_is_unchanged_when_face_down_cards_and_stock_are_permuted(
-    name: str, deal: int
+    name: str, deal: int, spec: str
 ) -> None:
     """At every position of a game (60 steps at most), a copy of the planner (same memory, same
     RNG state) given the same position with the hidden cards permuted chooses the same action."""
     rng = np.random.default_rng(11)
     env, twin = SpiderEnv(variant=name), SpiderEnv(variant=name)
     obs, info = env.reset(options={"deal": deal})
-    agent = make_agent(SMALL, name, seed=3)
+    agent = make_agent(spec, name, seed=3)
     agent.reset(seed=3)
     checked = permuted = 0
     term = False
@@ -112,6 +115,22 @@ def test_wins_one_suit_deals_greedy_loses_or_wins(deal: int) -> None:
     # 1-suit deals 0, 1 and 4 (the default planner wins each with seed 0)
     _, info = play(PlannerAgent("spider-1suit", 0), "spider-1suit", deal, 1000)
     assert info["is_success"] and info["completed_runs"] == 8
+
+
+def test_the_second_ply_scores_more_and_changes_some_choices() -> None:
+    """``ply2``: the same game prefix, with the second ply the planner spends more scores (the
+    next decision's) and plays only legal actions; on these deals it chooses differently at
+    least once (the second ply is consulted, not a no-op)."""
+    differ = 0
+    for deal in (3, 5):
+        plain = make_agent(SMALL, "spider-2suit", 4)
+        second = make_agent(PLY2, "spider-2suit", 4)
+        a, _ = play(plain, "spider-2suit", deal, 60, seed=4)
+        b, _ = play(second, "spider-2suit", deal, 60, seed=4)
+        assert isinstance(plain, PlannerAgent) and isinstance(second, PlannerAgent)
+        assert second.scores > plain.scores > 0
+        differ += a != b
+    assert differ >= 1
 
 
 def test_does_not_deal_while_a_card_can_be_turned_up() -> None:
@@ -210,6 +229,7 @@ def test_halving_schedule_halves_and_stays_within_the_budget() -> None:
         ("planner:nodes=-5", "nodes must be an int in 1..10,000,000, got -5"),
         ("planner:width=0", "width must be an int in 1..1,000, got 0"),
         ("planner:hold=2", "hold must be an int in 0..1, got 2"),
+        ("planner:ply2=-1", "ply2 must be an int in 0..1,000, got -1"),
         ("planner:exact=60000000", "exact must be an int in 1..50,000,000"),
         ("planner:foo=1", "bad planner budget 'foo=1'.*evals, candidates, width"),
         ("planner:", "bad planner budget ''"),
@@ -269,11 +289,12 @@ def test_variant_comes_from_info_with_undo() -> None:
 
 
 # --- pickling and evaluation -------------------------------------------------------------------
-def test_a_used_agent_pickles_and_the_copy_plays_on_the_same() -> None:
+@pytest.mark.parametrize("spec", [SMALL, PLY2])
+def test_a_used_agent_pickles_and_the_copy_plays_on_the_same(spec: str) -> None:
     name = "spider-2suit"
     env = SpiderEnv(variant=name)
     obs, info = env.reset(options={"deal": 6})
-    agent = make_agent(SMALL, name, 2)
+    agent = make_agent(spec, name, 2)
     agent.reset(seed=2)
     for _ in range(25):
         obs, _, _, _, info = env.step(agent.act(obs, info["action_mask"], info))
