@@ -58,16 +58,22 @@ def test_ladder_row_agrees_with_its_per_deal_files(tmp_path: Path) -> None:
     assert cmp["other_wins"] == row["players"]["greedy"]["wins"]
 
 
+def _evaluated(tmp_path: Path, agent: str, *, suits: int, deals: str, max_steps: int) -> Path:
+    """The CSV of ``spider-env evaluate`` of ``agent`` on ``deals``."""
+    played = tmp_path / f"{agent}.csv"
+    subprocess.run(
+        [sys.executable, "-m", "spider_env.apps.cli", "evaluate", "--agent", agent,
+         "--suits", str(suits), "--deals", deals, "--max-steps", str(max_steps), "--csv",
+         str(played), "--no-progress"],
+        check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
+    return played
+
+
 def test_losses_replays_lost_games_as_they_were_recorded(tmp_path: Path) -> None:
     """benchmarks/losses.py plays each lost deal again exactly as the evaluation did (it stops
     with an error if the replay ends differently) and says how each game ended."""
-    played = tmp_path / "random.csv"
-    subprocess.run(
-        [sys.executable, "-m", "spider_env.apps.cli", "evaluate", "--agent", "random",
-         "--suits", "2", "--deals", "0:3", "--max-steps", "200", "--csv", str(played),
-         "--no-progress"],
-        check=True, capture_output=True, timeout=600,
-    )  # fmt: skip
+    played = _evaluated(tmp_path, "random", suits=2, deals="0:3", max_steps=200)
     out = tmp_path / "losses.json"
     cmd = [sys.executable, str(ROOT / "benchmarks" / "losses.py"), str(played), "--agent",
            "random", "--max-steps", "200", "--limit", "2", "--json", str(out)]  # fmt: skip
@@ -87,13 +93,7 @@ def test_losses_known_bound_is_never_worse_than_what_the_player_reached(tmp_path
     """``--known``: with every card known, the fewest face-down cards reachable before the first
     deal; an exhausted search can only do as well as the player (its position before the first
     deal was reached by moves alone) or better."""
-    played = tmp_path / "greedy.csv"
-    subprocess.run(
-        [sys.executable, "-m", "spider_env.apps.cli", "evaluate", "--agent", "greedy",
-         "--suits", "1", "--deals", "17,23", "--max-steps", "300", "--csv", str(played),
-         "--no-progress"],
-        check=True, capture_output=True, timeout=600,
-    )  # fmt: skip
+    played = _evaluated(tmp_path, "greedy", suits=1, deals="17,23", max_steps=300)
     out = tmp_path / "known.json"
     checked = 0  # deals 17 and 23 start with a small space of moves: their searches finish
     for games in ("lost", "won"):
