@@ -14,13 +14,14 @@ left it:
    search on it: 1.0 if it wins, else a graded value of the best position it reached,
    :func:`spider_env.search.plan.beam_value`), spending ``evals`` scores by successive
    halving: every candidate is scored on a few samples, the better half on more, and so on
-   (so the scores go where the choice is close);
-   With ``ply2=K`` the two best are then compared one decision further: on ``K`` samples
-   each plays its event, and the next decision's best candidates are scored on fresh layouts
-   of the cards still unseen (what a player would know then, not the sample's cards);
+   (so the scores go where the choice is close). With ``ply2=K`` the two best are then
+   compared one decision further: on ``K`` samples each plays its event, and the next
+   decision's best candidates are scored on fresh layouts of the cards still unseen (what a
+   player would know then, not the sample's cards);
 4. plays the best candidate's moves and event, and plans again once the event has shown a new
-   card. A decision with one candidate costs no score; a deal is a candidate like any other, so
-   the player deals only when dealing scores better than every way of turning a card up.
+   card. A decision with one candidate costs no score; a deal is a candidate only when no
+   candidate turns a card up (``hold=1``, the default; with ``hold=0`` deals compete with the
+   reveals on their scores).
 
 With nothing unseen (Simple Simon, or the end of a game) the beam solver
 (:class:`spider_env.search.beam.BeamSolver`) searches the position itself and its winning line
@@ -40,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from spider_env.core.actions import deal_ids
 from spider_env.core.variants import Variant
 from spider_env.observation.view import TableView
 from spider_env.search.budget import MAX_NODES, check_budget
@@ -273,10 +275,7 @@ class PlannerAgent(BaseAgent):
         if ev_node.size == 0:
             return [int(self._fallback.act(obs, mask, info))]
         self.decisions += 1
-        if self.budget["hold"]:
-            reveal = ~np.isin(ev_action, self._deal_ids(v))
-            if reveal.any() and not reveal.all():
-                ev_node, ev_action = ev_node[reveal], ev_action[reveal]
+        ev_node, ev_action = self._held(v, ev_node, ev_action)
         best = 0
         if ev_node.size > 1:
             best = self._choose(search, root, slots, ev_node, ev_action)
@@ -305,13 +304,7 @@ class PlannerAgent(BaseAgent):
         values[0] = known
         for s in range(1, total):
             values[s] = self.rng.permutation(known)
-        alive = np.arange(n)
-        if n > keep:
-            # a first sort: the beam's rank after the event (before it, for a deal: what the
-            # deal brings is a guess; the position it is made from is not)
-            events = np.full_like(ev_action, -1) if dealing else ev_action
-            keys = search.static(slots, values[: min(total, 4)], ev_node, events)
-            alive = np.argsort(keys, kind="stable")[:keep]
+        alive = self._first_sort(search, slots, values[: min(total, 4)], ev_node, ev_action, keep)
         sums = np.zeros(n)
         counts = np.zeros(n)
         first = 0
@@ -381,31 +374,54 @@ class PlannerAgent(BaseAgent):
         if ev_node.size == 0 or slots.size == 0:
             ev_node = np.zeros(1, dtype=np.int32)
             ev_action = np.full(1, -1, dtype=np.int32)
-        elif self.budget["hold"]:
-            reveal = ~np.isin(ev_action, self._deal_ids(inner.variant))
-            if reveal.any() and not reveal.all():
-                ev_node, ev_action = ev_node[reveal], ev_action[reveal]
+        else:
+            ev_node, ev_action = self._held(inner.variant, ev_node, ev_action)
         known = st[slots]
         M, keep = PLY2_SAMPLES, PLY2_CANDIDATES
         values = np.empty((M, slots.size), dtype=st.dtype)
         for s in range(M):
             values[s] = self.rng.permutation(known)
-        n = ev_node.size
-        alive = np.arange(n)
-        if n > keep:
-            dealing = bool(np.isin(ev_action, self._deal_ids(inner.variant)).all())
-            events = np.full_like(ev_action, -1) if dealing else ev_action
-            keys = inner.static(slots, values, ev_node, events)
-            alive = np.argsort(keys, kind="stable")[:keep]
+        alive = self._first_sort(inner, slots, values, ev_node, ev_action, keep)
         pair_cand = np.repeat(alive, M).astype(np.int64)
         pair_sample = np.tile(np.arange(M), alive.size).astype(np.int64)
         scores = inner.evaluate(slots, values, ev_node, ev_action, pair_cand, pair_sample)
         self.scores += scores.size
         return float(scores.reshape(alive.size, M).mean(axis=1).max())
 
+    def _held(
+        self, v: Variant, ev_node: np.ndarray, ev_action: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The candidates ``hold`` leaves: with ``hold=1``, no deal while a card can be turned
+        up."""
+        if self.budget["hold"]:
+            reveal = ~np.isin(ev_action, self._deal_ids(v))
+            if reveal.any() and not reveal.all():
+                return ev_node[reveal], ev_action[reveal]
+        return ev_node, ev_action
+
+    def _first_sort(
+        self,
+        search: Any,
+        slots: np.ndarray,
+        values: np.ndarray,
+        ev_node: np.ndarray,
+        ev_action: np.ndarray,
+        keep: int,
+    ) -> np.ndarray:
+        """The indices of the ``keep`` candidates ranked best by the beam's static rank on the
+        layouts ``values`` (all of them if there are no more): after the event, or before it
+        for a deal (what a deal brings is a guess; the position it is made from is not)."""
+        n = ev_node.size
+        if n <= keep:
+            return np.arange(n)
+        dealing = bool(np.isin(ev_action, self._deal_ids(search.variant)).all())
+        events = np.full_like(ev_action, -1) if dealing else ev_action
+        keys = search.static(slots, values, ev_node, events)
+        return np.argsort(keys, kind="stable")[:keep]
+
     @staticmethod
     def _deal_ids(v: Variant) -> np.ndarray:
-        return np.arange(v.n_move_actions, v.n_move_actions + v.n_deal_actions)
+        return np.asarray(deal_ids(v))
 
     def _exact_plan(self, v: Variant, root: np.ndarray) -> list[int]:
         """With nothing unseen: the beam solver's winning line, or ``[]`` (then retried

@@ -28,6 +28,7 @@ from typing import Any, NoReturn
 from spider_env.agents import make_agent
 
 from spider_env.apps.evaluation.episode import agent_seed, make_env
+from spider_env.core.actions import deal_ids
 from spider_env.core.variants import Variant, get_variant
 from spider_env.fast.game import FastGame
 
@@ -41,7 +42,7 @@ def replay(spec: str, variant: str, deal: int, seed: int, max_steps: int) -> dic
     steps = 0
     last_deal, down_at_deal = -1, -1
     first_deal, down_at_first = -1, -1
-    deals = range(v.n_move_actions, v.n_move_actions + v.n_deal_actions)
+    deals = deal_ids(v)
     while True:
         a = agent.act(obs, info["action_mask"], info)
         obs, _, term, trunc, info = env.step(a)
@@ -74,7 +75,7 @@ def fewest_down_known(v: Variant, deal: int, cap: int) -> tuple[int, bool]:
     without dealing (breadth first, at most ``cap`` positions), and whether the search
     finished."""
     game = FastGame(v.with_options(undo=False) if v.undo else v)
-    deals = range(v.n_move_actions, v.n_move_actions + v.n_deal_actions)
+    deals = deal_ids(v)
 
     def down(st: Any) -> int:
         return sum(game.face_down(st, c) for c in range(v.n_columns))

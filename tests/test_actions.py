@@ -13,6 +13,7 @@ from spider_env.core.actions import (
     Action,
     check_action_id,
     deal_id,
+    deal_ids,
     decode,
     describe,
     discard_id,
@@ -74,8 +75,13 @@ def test_encode_decode_bijection_on_every_id(v: Variant) -> None:
 
 @pytest.mark.parametrize(
     "v",
-    [classic(4), classic(1).with_options(auto_discard=False, undo=True), get_variant("scorpion")],
-    ids=["classic", "discard+undo", "scorpion"],
+    [
+        classic(4),
+        classic(1).with_options(auto_discard=False, undo=True),
+        get_variant("scorpion"),
+        get_variant("spider-tournament-2suit"),
+    ],
+    ids=["classic", "discard+undo", "scorpion", "chosen-piles"],
 )
 def test_id_helpers_agree_with_encode_and_decode(v: Variant) -> None:
     for a in range(v.n_move_actions):
@@ -84,6 +90,7 @@ def test_id_helpers_agree_with_encode_and_decode(v: Variant) -> None:
         assert move_id(v, m.src, m.cards, m.dst) == a
     for j in range(v.n_deal_actions):
         assert decode(v, deal_id(v, j)) == Action("deal", pile=j)
+    assert list(deal_ids(v)) == [a for a in range(v.n_actions) if decode(v, a).kind == "deal"]
     for c in range(v.n_discard_actions):
         assert decode(v, discard_id(v, c)) == Action("discard", src=c)
     if v.undo:

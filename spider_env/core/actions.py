@@ -63,6 +63,11 @@ def deal_id(variant: Variant, pile: int = 0) -> int:
     return variant.n_move_actions + pile
 
 
+def deal_ids(variant: Variant) -> range:
+    """Every deal id of the variant (one, unless the player picks the pile)."""
+    return range(deal_id(variant), deal_id(variant) + variant.n_deal_actions)
+
+
 def discard_id(variant: Variant, column: int) -> int:
     """The id of discarding the complete run ending ``column``; unchecked: only variants with
     ``auto_discard=False`` have discard ids."""
