@@ -129,8 +129,17 @@ def main() -> int:
         ap.error(f"--limit must be at least 1, got {a.limit}")
     if a.known < 0:
         ap.error(f"--known must be at least 0, got {a.known}")
-    with open(a.csv, newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["agent"] == a.agent]
+    need = {"variant", "agent", "deal", "won", "steps"}
+    try:
+        with open(a.csv, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = need - set(reader.fieldnames or ())
+            if missing:
+                cols = ", ".join(sorted(missing))
+                ap.error(f"{a.csv} is not an evaluation CSV: no column {cols}")
+            rows = [r for r in reader if r["agent"] == a.agent]
+    except (OSError, UnicodeDecodeError) as exc:
+        ap.error(f"cannot read {a.csv}: {exc}")
     if not rows:
         ap.error(f"no games of {a.agent!r} in {a.csv}")
     want_won = a.games == "won"

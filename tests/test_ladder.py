@@ -87,6 +87,12 @@ def test_losses_replays_lost_games_as_they_were_recorded(tmp_path: Path) -> None
     none_won = subprocess.run([*cmd, "--games", "won"], capture_output=True, text=True)
     assert none_won.returncode == 2 and none_won.stderr.count("\n") == 1
     assert "no won games of 'random'" in none_won.stderr
+    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    unreadable = [(tmp_path / "none.csv", "cannot read"),
+                  (tmp_path / "other.csv", "not an evaluation CSV: no column agent")]  # fmt: skip
+    for path, message in unreadable:
+        bad = subprocess.run([*cmd[:2], str(path), *cmd[3:]], capture_output=True, text=True)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and message in bad.stderr
 
 
 def test_losses_known_bound_is_never_worse_than_what_the_player_reached(tmp_path: Path) -> None:
