@@ -72,7 +72,15 @@ PLY2_SAMPLES = 3
 #: Decisions between two searches of a position with nothing unseen that found no win.
 RETRY_EVERY = 5
 
-#: The budget keys of ``planner:KEY=N,...`` and their (default, smallest, largest) values.
+#: The scores' budget of a game of four suits (:func:`default_budget`): a 4-suit game rarely
+#: offers a won line to a short beam, so the choice rests on many graded scores; a game takes
+#: about 25 CPU-seconds (the issue's bound: a minute).
+FOUR_SUITS_BUDGET: dict[str, int] = {"evals": 768, "candidates": 24, "width": 4, "nodes": 16_000}
+#: The keys whose default depends on the game (:func:`default_budget`).
+GAME_KEYS = tuple(FOUR_SUITS_BUDGET)
+
+#: The budget keys of ``planner:KEY=N,...`` and their (default, smallest, largest) values
+#: (for ``evals``, ``candidates``, ``width`` and ``nodes``: the default of 1 or 2 suits).
 BUDGET: dict[str, tuple[int, int, int]] = {
     "evals": (DEFAULT_EVALS, 1, 100_000),
     "candidates": (DEFAULT_CANDIDATES, 1, 1000),
@@ -92,6 +100,15 @@ def parse_planner_spec(spec: str) -> dict[str, int]:
     """The budget of an agent spec ``planner`` or ``planner:evals=96,width=3`` (keys
     :data:`BUDGET_KEYS`); ``ValueError`` naming what is wrong."""
     return parse_budget_spec(spec, "planner", BUDGET_KEYS)
+
+
+def default_budget(variant: Variant) -> dict[str, int]:
+    """The planner's budget when none is given, for ``variant``: the defaults of
+    :data:`BUDGET`, with :data:`FOUR_SUITS_BUDGET` for a game of four suits."""
+    out = {key: default for key, (default, _, _) in BUDGET.items()}
+    if variant.suits == 4:
+        out.update(FOUR_SUITS_BUDGET)
+    return out
 
 
 def _check(name: str, value: object) -> int:
@@ -130,6 +147,8 @@ class PlannerAgent(BaseAgent):
         evals: scores per planned decision (each a short beam search on one sample).
         candidates: candidates scored at most (the best by the beam's static rank).
         width, nodes, depth: the beam of one score.
+        ``evals``, ``candidates``, ``width`` and ``nodes`` left ``None`` take the game's default
+        (:func:`default_budget`: more for four suits).
         closure: positions listed per decision at most.
         exact: positions the beam solver generates when nothing is unseen.
         deals, hold: whether the scores' beams may deal, whether a deal waits until nothing
@@ -146,10 +165,10 @@ class PlannerAgent(BaseAgent):
         variant: Variant | str | None = None,
         seed: int | None = None,
         *,
-        evals: int = DEFAULT_EVALS,
-        candidates: int = DEFAULT_CANDIDATES,
-        width: int = DEFAULT_WIDTH,
-        nodes: int = DEFAULT_NODES,
+        evals: int | None = None,
+        candidates: int | None = None,
+        width: int | None = None,
+        nodes: int | None = None,
         depth: int = DEFAULT_DEPTH,
         closure: int = DEFAULT_CLOSURE,
         exact: int = DEFAULT_EXACT,
@@ -170,11 +189,17 @@ class PlannerAgent(BaseAgent):
             "hold": hold,
             "ply2": ply2,
         }
-        self.budget = {key: _check(key, value) for key, value in given.items()}
-        check_budget(self.budget["exact"], None)
-        changed = [f"{k}={v}" for k, v in self.budget.items() if v != BUDGET[k][0]]
-        if changed:
-            self.name = "planner:" + ",".join(changed)
+        #: the budget as given (the keys of :data:`GAME_KEYS` left ``None`` take the game's
+        #: default, :func:`default_budget`)
+        self.given = {key: _check(key, value) for key, value in given.items() if value is not None}
+        check_budget(self.given["exact"], None)
+        named = [f"{k}={v}" for k, v in self.given.items() if k in GAME_KEYS or v != BUDGET[k][0]]
+        if named:
+            self.name = "planner:" + ",".join(named)
+        #: the budget played with (known with the game: at construction or the first act)
+        self.budget: dict[str, int] = {}
+        if self.variant is not None:
+            self.budget = default_budget(self.variant) | self.given
         self._fallback = LookaheadAgent(variant, seed)
         self._search: Any = None
         self._exact: Any = None
@@ -230,6 +255,8 @@ class PlannerAgent(BaseAgent):
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
         v = self._variant(info)
+        if not self.budget:
+            self.budget = default_budget(v) | self.given
         legal = self._legal(mask, v)
         if self._plan and self._plan[0] in legal:
             return self._plan.pop(0)
@@ -440,4 +467,13 @@ class PlannerAgent(BaseAgent):
         return []
 
 
-__all__ = ["BUDGET", "BUDGET_KEYS", "PlannerAgent", "halving_schedule", "parse_planner_spec"]
+__all__ = [
+    "BUDGET",
+    "BUDGET_KEYS",
+    "FOUR_SUITS_BUDGET",
+    "GAME_KEYS",
+    "PlannerAgent",
+    "default_budget",
+    "halving_schedule",
+    "parse_planner_spec",
+]

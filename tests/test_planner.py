@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from conftest import assert_same, permute_hidden, play
 from spider_env.agents import PlannerAgent, make_agent
-from spider_env.agents.planner import halving_schedule
+from spider_env.agents.planner import BUDGET, FOUR_SUITS_BUDGET, default_budget, halving_schedule
 
 from spider_env.apps.evaluation import evaluate
 from spider_env.core.rules import apply, legal_actions
@@ -250,7 +250,7 @@ def test_bad_specs_are_refused_naming_the_problem(spec: str, message: str) -> No
     "kwargs, message",
     [
         ({"evals": True}, "evals must be an int in 1..100,000, got True"),
-        ({"evals": None}, "evals must be an int"),
+        ({"evals": "8"}, "evals must be an int"),
         ({"nodes": 2.0}, "nodes must be an int in 1..10,000,000, got 2.0"),
         ({"candidates": -1}, "candidates must be an int in 1..1,000"),
     ],
@@ -266,6 +266,29 @@ def test_specs_set_the_budget_and_the_name() -> None:
     assert agent.budget["nodes"] == 5000 and agent.budget["evals"] == 20
     assert agent.name == "planner:evals=20,nodes=5000"
     assert make_agent("planner", "spider-1suit").name == "planner"
+
+
+def test_four_suits_take_the_larger_default_budget_and_a_given_key_overrides_it() -> None:
+    base = {key: default for key, (default, _, _) in BUDGET.items()}
+    assert default_budget(get_variant("spider-1suit")) == base
+    assert default_budget(get_variant("spider-2suit")) == base
+    for name in ("spider-4suit", "spiderette-4suit", "scorpion"):
+        assert default_budget(get_variant(name)) == base | FOUR_SUITS_BUDGET
+        agent = make_agent("planner", name)
+        assert isinstance(agent, PlannerAgent) and agent.budget == base | FOUR_SUITS_BUDGET
+    four = make_agent("planner:evals=48,hold=1", "spider-4suit")
+    assert isinstance(four, PlannerAgent)
+    assert four.budget == base | FOUR_SUITS_BUDGET | {"evals": 48}
+    assert four.name == "planner:evals=48"  # a key whose default depends on the game is named
+
+
+def test_a_planner_without_variant_takes_the_games_budget_at_its_first_act() -> None:
+    env = SpiderEnv(variant="spider-4suit")
+    obs, info = env.reset(options={"deal": 0})
+    agent = PlannerAgent(seed=0, candidates=4, evals=8)
+    assert agent.budget == {}
+    agent.act(obs, info["action_mask"], info)
+    assert agent.budget["width"] == FOUR_SUITS_BUDGET["width"] and agent.budget["evals"] == 8
 
 
 def test_an_observation_of_another_variant_is_refused() -> None:

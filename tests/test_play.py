@@ -12,7 +12,7 @@ import pytest
 from spider_env.agents.planner import PlannerAgent
 
 from spider_env.apps.episodes import CLEAR_SCREEN, redraws_in_place
-from spider_env.apps.play import HINT_EXACT, NO_NUMBA_NOTE, TerminalGame
+from spider_env.apps.play import HINT_BUDGET, NO_NUMBA_NOTE, TerminalGame
 from spider_env.core.actions import decode, describe
 from spider_env.core.cards import card_str
 from spider_env.core.variants import VARIANTS
@@ -160,7 +160,7 @@ def _legal_descriptions(game: TerminalGame) -> dict[str, int]:
 @pytest.mark.parametrize("name", ["spider-1suit", "spider-4suit", "spider-tournament-2suit"])
 def test_hint_is_the_planners_legal_move_and_the_same_when_asked_again(name: str) -> None:
     game = TerminalGame(VARIANTS[name], deal=7)
-    planner = PlannerAgent(game.variant, seed=0, exact=HINT_EXACT)
+    planner = PlannerAgent(game.variant, seed=0, **HINT_BUDGET)
     first = planner.act(game.obs, game.env.action_masks(), game.info)
     assert game.hint() == describe(game.variant, first)
     for _ in range(6):  # following the hints (the planner keeps its plan) or not
