@@ -23,6 +23,9 @@ left it:
    candidate turns a card up (``hold=1``, the default; with ``hold=0`` deals compete with the
    reveals on their scores).
 
+The budget (``evals``, ``candidates`` and the beam of a score) has a larger default on a game
+of four suits, whose short beams rarely find a win (:func:`default_budget`).
+
 With nothing unseen (Simple Simon, or the end of a game) the beam solver
 (:class:`spider_env.search.beam.BeamSolver`) searches the position itself and its winning line
 is played; where no candidate exists (or no win was found) the lookahead agent moves.

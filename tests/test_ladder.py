@@ -146,3 +146,25 @@ def test_a_bad_compare_is_one_line_and_status_2_before_anything_runs(tmp_path: P
         )  # fmt: skip
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert "--compare wants CSV:AGENT" in done.stderr and "$" not in done.stdout
+
+
+def decision_time(*args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "decision_time.py"), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+def test_decision_time_counts_the_same_decisions_where_the_hint_plays_the_default() -> None:
+    """On 1 suit the hint's budget is the default, so both play the same game: the same number
+    of planned decisions."""
+    done = decision_time("spider-1suit", "--deals", "3", "--max-steps", "40")
+    assert done.returncode == 0, done.stderr
+    counts = [int(line.split()[1]) for line in done.stdout.splitlines()]
+    assert len(counts) == 2 and counts[0] == counts[1] > 0
+
+
+def test_decision_time_bad_flags_are_one_line_and_status_2() -> None:
+    for args in (["spider-9suit"], ["spider-1suit", "--max-steps", "0"], ["spider-1suit",
+                 "--deals", "x"]):  # fmt: skip
+        done = decision_time(*args)
+        assert done.returncode == 2 and done.stdout == ""
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
