@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from spider_env.core.actions import deal_ids
-from spider_env.core.variants import Variant
+from spider_env.core.variants import Variant, get_variant
 from spider_env.observation.view import TableView
 from spider_env.search.budget import MAX_NODES, check_budget
 
@@ -105,11 +105,13 @@ def parse_planner_spec(spec: str) -> dict[str, int]:
     return parse_budget_spec(spec, "planner", BUDGET_KEYS)
 
 
-def default_budget(variant: Variant) -> dict[str, int]:
-    """The planner's budget when none is given, for ``variant``: the defaults of
+def default_budget(variant: Variant | str) -> dict[str, int]:
+    """The planner's budget when none is given, for ``variant`` (a :class:`Variant` or its
+    name; ``ValueError``/``TypeError`` otherwise, from :func:`get_variant`): the defaults of
     :data:`BUDGET`, with :data:`FOUR_SUITS_BUDGET` for a game of four suits."""
+    v = get_variant(variant)
     out = {key: default for key, (default, _, _) in BUDGET.items()}
-    if variant.suits == 4:
+    if v.suits == 4:
         out.update(FOUR_SUITS_BUDGET)
     return out
 

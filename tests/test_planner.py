@@ -276,6 +276,11 @@ def test_four_suits_take_the_larger_default_budget_and_a_given_key_overrides_it(
         assert default_budget(get_variant(name)) == base | FOUR_SUITS_BUDGET
         agent = make_agent("planner", name)
         assert isinstance(agent, PlannerAgent) and agent.budget == base | FOUR_SUITS_BUDGET
+    assert default_budget("spider-4suit") == base | FOUR_SUITS_BUDGET  # a name will do
+    with pytest.raises(ValueError, match="unknown variant 'spider-9suit'"):
+        default_budget("spider-9suit")
+    with pytest.raises(TypeError, match="variant must be a name or a Variant, got int"):
+        default_budget(4)  # type: ignore[arg-type]
     four = make_agent("planner:evals=48,hold=1", "spider-4suit")
     assert isinstance(four, PlannerAgent)
     assert four.budget == base | FOUR_SUITS_BUDGET | {"evals": 48}
