@@ -72,6 +72,8 @@ DEFAULT_EXACT = 2_000_000
 #: The second ply (``ply2``): the next decision's candidates scored, and the layouts each.
 PLY2_CANDIDATES = 3
 PLY2_SAMPLES = 3
+#: Positions of the closure of a worst-case score (``worst``).
+WORST_CLOSURE = 500
 #: Decisions between two searches of a position with nothing unseen that found no win.
 RETRY_EVERY = 5
 
@@ -95,6 +97,7 @@ BUDGET: dict[str, tuple[int, int, int]] = {
     "deals": (1, 0, 2),
     "hold": (1, 0, 1),
     "ply2": (0, 0, 1000),
+    "worst": (0, 0, 10_000),
 }
 BUDGET_KEYS = tuple(BUDGET)
 
@@ -180,6 +183,7 @@ class PlannerAgent(BaseAgent):
         deals: int = 1,
         hold: int = 1,
         ply2: int = 0,
+        worst: int = 0,
     ) -> None:
         super().__init__(variant, seed)
         given = {
@@ -193,6 +197,7 @@ class PlannerAgent(BaseAgent):
             "deals": deals,
             "hold": hold,
             "ply2": ply2,
+            "worst": worst,
         }
         #: the budget as given (the keys of :data:`GAME_KEYS` left ``None`` take the game's
         #: default, :func:`default_budget`)
@@ -347,6 +352,10 @@ class PlannerAgent(BaseAgent):
             pair_cand = np.repeat(alive, each).astype(np.int64)
             pair_sample = np.tile(samples, alive.size).astype(np.int64)
             scores = search.evaluate(slots, values, ev_node, ev_action, pair_cand, pair_sample)
+            if b["worst"]:
+                scores += (b["worst"] / 100) * search.worst(
+                    slots, values, ev_node, ev_action, pair_cand, pair_sample, WORST_CLOSURE
+                )
             self.scores += scores.size
             np.add.at(sums, pair_cand, scores)
             np.add.at(counts, pair_cand, 1)

@@ -21,6 +21,7 @@ from spider_env.agents import PlannerAgent, make_agent
 from spider_env.agents.planner import BUDGET, FOUR_SUITS_BUDGET, default_budget, halving_schedule
 
 from spider_env.apps.evaluation import evaluate
+from spider_env.core.actions import deal_ids
 from spider_env.core.rules import apply, legal_actions
 from spider_env.core.variants import get_variant
 from spider_env.env import SpiderEnv
@@ -28,6 +29,7 @@ from spider_env.search.plan import PlanSearch
 
 SMALL = "planner:evals=12,candidates=6,nodes=1500"
 PLY2 = SMALL + ",ply2=2"  # with the second ply between the two best candidates
+WORST = SMALL + ",worst=100"  # with the worst-case term in every score
 
 
 # --- no peeking: the issue's permutation test --------------------------------------------------
@@ -43,6 +45,8 @@ PLY2 = SMALL + ",ply2=2"  # with the second ply between the two best candidates
         ("pysol-spider-2suit", 1, SMALL),
         ("spider-2suit", 3, PLY2),
         ("spider-tournament-1suit", 2, PLY2),
+        ("spider-1suit", 3, WORST),
+        ("spiderette-2suit", 1, WORST),
     ],
 )
 def test_choice_is_unchanged_when_face_down_cards_and_stock_are_permuted(
@@ -131,6 +135,56 @@ def test_the_second_ply_scores_more_and_changes_some_choices() -> None:
         assert second.scores > plain.scores > 0
         differ += a != b
     assert differ >= 1
+
+
+def test_the_worst_case_term_is_consulted_and_changes_some_choices() -> None:
+    """``worst``: the same scores spent (the term adds to each score, it is not another score),
+    and on these 1-suit deals a different game at least once."""
+    differ = 0
+    for deal in (3, 5):
+        plain = make_agent(SMALL, "spider-1suit", 4)
+        worst = make_agent(WORST, "spider-1suit", 4)
+        a, _ = play(plain, "spider-1suit", deal, 80, seed=4)
+        b, _ = play(worst, "spider-1suit", deal, 80, seed=4)
+        assert isinstance(worst, PlannerAgent) and worst.scores > 0
+        assert worst.budget["worst"] == 100 and worst.name.endswith(",worst=100")
+        differ += a != b
+    assert differ >= 1
+
+
+def test_a_worst_case_score_reads_only_the_card_its_event_turns_up() -> None:
+    """The worst case of a candidate that turns a card up is the same for every layout of the
+    unseen cards that puts the same card there (the rest is never looked at), it is at most
+    1.0, and it is 1.0 only where a win is in reach."""
+    v = get_variant("spider-1suit")
+    env = SpiderEnv(variant=v.name)
+    env.reset(options={"deal": 9})
+    search = PlanSearch(v)
+    game = search.game
+    root = game.from_state(env.state)
+    slots = np.asarray(game.hidden_slots(root), dtype=np.int64)
+    won, ev_node, ev_action = search.closure(root)
+    assert won < 0 and ev_node.size >= 2
+    rng = np.random.default_rng(5)
+    reveals = [k for k in range(ev_node.size) if int(ev_action[k]) not in deal_ids(v)]
+    assert len(reveals) >= 2
+    for k in reveals:
+        line = search.path(int(ev_node[k])) + [int(ev_action[k])]
+        st = root
+        for a in line:
+            st = game.apply(st, a)
+        turned = sorted(set(slots.tolist()) - set(game.hidden_slots(st)))
+        assert len(turned) == 1
+        i = int(np.flatnonzero(slots == turned[0])[0])
+        values = np.stack([rng.permutation(root[slots]) for _ in range(3)])
+        same = values.copy()
+        for s in range(3):  # the same card turned up, the rest shuffled
+            rest = np.delete(np.arange(slots.size), i)
+            same[s, rest] = rng.permutation(values[s, rest])
+        pairs = np.repeat(k, 3).astype(np.int64), np.arange(3, dtype=np.int64)
+        a = search.worst(slots, values, ev_node, ev_action, *pairs, 200)
+        b = search.worst(slots, same, ev_node, ev_action, *pairs, 200)
+        assert np.array_equal(a, b) and (a < 1.0).all() and (a > 0.0).all()
 
 
 def test_does_not_deal_while_a_card_can_be_turned_up() -> None:
@@ -317,7 +371,7 @@ def test_variant_comes_from_info_with_undo() -> None:
 
 
 # --- pickling and evaluation -------------------------------------------------------------------
-@pytest.mark.parametrize("spec", [SMALL, PLY2])
+@pytest.mark.parametrize("spec", [SMALL, PLY2, WORST])
 def test_a_used_agent_pickles_and_the_copy_plays_on_the_same(spec: str) -> None:
     name = "spider-2suit"
     env = SpiderEnv(variant=name)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from spider_env.core.cards import KING
 from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
@@ -38,6 +39,7 @@ from spider_env.fast.game import (
     new_state,
     pack,
     position_hash,
+    set_card,
     unpack,
 )
 from spider_env.fast.jit import jit, refresh_cache
@@ -83,8 +85,9 @@ def closure(
     ``ev_node[e]`` turns a card up or deals (each distinct resulting position once), at most
     ``ev_node.shape[0]``. ``table`` (zeroed, a power of two, at least twice the positions and
     events) is the transposition table. Returns ``(positions, events, won, full)``: ``won`` is
-    a node that wins (-1: none; the search stops there), ``full`` 1 when something was left out
-    for want of room."""
+    a node that wins (-1: none; the search stops there), ``full`` 1 when a child found no
+    room (positions or events at their limit; it may repeat one listed). A child without room
+    is not put in the table, so the table never fills."""
     st = new_state(pr)
     child = new_state(pr)
     ids, keys = legal_buffers(pr)
@@ -120,21 +123,21 @@ def closure(
                 continue
             copy_state(pr, st, child)
             apply_action(pr, child, a)
+            event = is_deal(pr, a) or face_down_total(pr, child) < down0
+            if (n_ev >= ev_cap) if event else (n >= cap):
+                # no room: not put in the table either (a full table would make every
+                # later look-up scan all of it)
+                full = 1
+                continue
             fresh = hash_insert(table, position_hash(pr, child))
             if fresh <= 0:
-                if fresh < 0:
+                if fresh < 0:  # pragma: no cover - the table holds twice the room
                     full = 1
                 continue
-            if is_deal(pr, a) or face_down_total(pr, child) < down0:
-                if n_ev < ev_cap:
-                    ev_node[n_ev] = i
-                    ev_action[n_ev] = a
-                    n_ev += 1
-                else:
-                    full = 1
-                continue
-            if n >= cap:
-                full = 1
+            if event:
+                ev_node[n_ev] = i
+                ev_action[n_ev] = a
+                n_ev += 1
                 continue
             pack(pr, child, recs[n])
             parent[n] = i
@@ -279,6 +282,59 @@ def evaluate(
 
 
 @jit
+def evaluate_worst(
+    pr: np.ndarray,
+    recs: np.ndarray,
+    slots: np.ndarray,
+    values: np.ndarray,
+    cand_node: np.ndarray,
+    cand_event: np.ndarray,
+    pair_cand: np.ndarray,
+    pair_sample: np.ndarray,
+    out: np.ndarray,
+    n_cards: int,
+    w_recs: np.ndarray,
+    w_parent: np.ndarray,
+    w_action: np.ndarray,
+    w_table: np.ndarray,
+    w_node: np.ndarray,
+    w_event: np.ndarray,
+    stock_by_left: np.ndarray,
+) -> None:
+    """``out[p]``: the worst case of candidate ``pair_cand[p]`` on sample ``pair_sample[p]``,
+    the score when every card still unseen after its event is useless: the candidate's
+    position with the sample's cards put in and its event played (what the event shows is
+    seen), then the best position reachable without turning another card up or dealing
+    (:func:`closure` in the ``w_`` buffers; 1.0 if it wins, else :func:`graded`). The cards
+    still face down are blanked (all kings) first, since the rank reads a column's deepest
+    card: only the card the event shows is read from the sample."""
+    st = new_state(pr)
+    other = new_state(pr)
+    for p in range(pair_cand.shape[0]):
+        k = pair_cand[p]
+        candidate_state(pr, recs[cand_node[k]], slots, values[pair_sample[p]], cand_event[k], st)
+        for c in range(n_columns(pr)):
+            for i in range(face_down(pr, st, c)):
+                set_card(pr, st, c, i, KING)
+        if is_won(pr, st):
+            out[p] = 1.0
+            continue
+        w_table[:] = 0
+        n, _, won, _ = closure(pr, st, w_recs, w_parent, w_action, w_table, w_node, w_event)
+        if won >= 0:
+            out[p] = 1.0
+            continue
+        stock = np.int64(stock_by_left[deals_left(pr, st)]) << 20
+        best = chaos_key(pr, st) + stock
+        for i in range(1, n):
+            unpack(pr, w_recs[i], other)
+            key = chaos_key(pr, other) + stock
+            if key < best:
+                best = key
+        out[p] = graded(pr, best, n_cards)
+
+
+@jit
 def static_keys(
     pr: np.ndarray,
     recs: np.ndarray,
@@ -353,6 +409,7 @@ class PlanSearch:
             np.empty(front, dtype=np.int32),
         )
         self.full = False
+        self._worst: tuple[np.ndarray, ...] | None = None
 
     def closure(self, root: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
         """:func:`closure` of ``root``: ``(won node or -1, event nodes, event actions)``
@@ -387,6 +444,35 @@ class PlanSearch:
         )  # fmt: skip
         return out
 
+    def worst(
+        self,
+        slots: np.ndarray,
+        values: np.ndarray,
+        cand_node: np.ndarray,
+        cand_event: np.ndarray,
+        pair_cand: np.ndarray,
+        pair_sample: np.ndarray,
+        positions: int,
+    ) -> np.ndarray:
+        """:func:`evaluate_worst` of the pairs (a new array), each closure at most
+        ``positions`` positions (buffers made on first use, again if it changes)."""
+        if self._worst is None or self._worst[0].shape[0] != positions:
+            self._worst = (
+                new_records(self.pr, positions),
+                np.empty(positions, dtype=np.int32),
+                np.empty(positions, dtype=np.int32),
+                np.zeros(_pow2(4 * positions), dtype=np.uint64),
+                np.empty(positions, dtype=np.int32),
+                np.empty(positions, dtype=np.int32),
+            )
+        recs, parent, action, table, node, event = self._worst
+        out = np.empty(pair_cand.shape[0], dtype=np.float64)
+        evaluate_worst(
+            self.pr, self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample,
+            out, self.n_cards, recs, parent, action, table, node, event, self.stock_by_left,
+        )  # fmt: skip
+        return out
+
     def static(
         self, slots: np.ndarray, values: np.ndarray, cand_node: np.ndarray, cand_event: np.ndarray
     ) -> np.ndarray:
@@ -410,6 +496,7 @@ __all__ = [
     "candidate_state",
     "closure",
     "evaluate",
+    "evaluate_worst",
     "face_down_total",
     "graded",
     "static_keys",
