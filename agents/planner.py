@@ -79,7 +79,7 @@ RETRY_EVERY = 5
 
 #: The scores' budget of a game of four suits (:func:`default_budget`): a 4-suit game rarely
 #: offers a won line to a short beam, so the choice rests on many graded scores; a game takes
-#: about 20 seconds (19.9 on average over 4-suit deals 0..199; the issue's bound: a minute).
+#: about 20 seconds (19.2 on average over 4-suit deals 0..199; the issue's bound: a minute).
 FOUR_SUITS_BUDGET: dict[str, int] = {"evals": 768, "candidates": 24, "width": 4, "nodes": 16_000}
 #: The keys whose default depends on the game (:func:`default_budget`).
 GAME_KEYS = tuple(FOUR_SUITS_BUDGET)
@@ -163,6 +163,9 @@ class PlannerAgent(BaseAgent):
             turns a card up (see :data:`BUDGET`).
         ply2: 0, or the samples of a second ply between the two best candidates (the next
             decision scored as the player would see it, :meth:`_second_ply`).
+        worst: 0, or W: every score plus W/100 times the candidate's worst case (the cards
+            still unseen after its event blanked, :meth:`PlanSearch.worst
+            <spider_env.search.plan.PlanSearch.worst>`).
     All ``ValueError`` outside their ranges (:data:`BUDGET`).
     """
 

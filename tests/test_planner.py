@@ -138,8 +138,8 @@ def test_the_second_ply_scores_more_and_changes_some_choices() -> None:
 
 
 def test_the_worst_case_term_is_consulted_and_changes_some_choices() -> None:
-    """``worst``: the same scores spent (the term adds to each score, it is not another score),
-    and on these 1-suit deals a different game at least once."""
+    """``worst``: the budget and the name carry it, and it is consulted (on these 1-suit
+    deals a different game at least once)."""
     differ = 0
     for deal in (3, 5):
         plain = make_agent(SMALL, "spider-1suit", 4)
@@ -154,8 +154,8 @@ def test_the_worst_case_term_is_consulted_and_changes_some_choices() -> None:
 
 def test_a_worst_case_score_reads_only_the_card_its_event_turns_up() -> None:
     """The worst case of a candidate that turns a card up is the same for every layout of the
-    unseen cards that puts the same card there (the rest is never looked at), it is at most
-    1.0, and it is 1.0 only where a win is in reach."""
+    unseen cards that puts the same card there (the rest is never looked at), and in an
+    opening it is a graded value between 0 and 1 (no win is in reach)."""
     v = get_variant("spider-1suit")
     env = SpiderEnv(variant=v.name)
     env.reset(options={"deal": 9})
@@ -254,6 +254,23 @@ def test_closure_is_the_same_for_every_layout_of_the_unseen_cards() -> None:
         _, ev_node, ev_action = search.closure(search.game.from_state(state))
         lists.append([(tuple(search.path(int(n))), int(a)) for n, a in zip(ev_node, ev_action)])
     assert lists[0] == lists[1] == lists[2]
+
+
+def test_a_closure_out_of_room_does_not_fill_its_table() -> None:
+    """A closure capped at 50 positions, from a 1-suit position with more in reach: it says
+    so (``full``), and its transposition table holds no more than what it listed (a child
+    without room is left out of the table too; a full table made each later look-up scan all
+    of it, minutes for one decision)."""
+    v = get_variant("spider-1suit")
+    env = SpiderEnv(variant=v.name)
+    obs, info = env.reset(options={"deal": 1})
+    greedy = make_agent("greedy", v.name, 0)
+    for _ in range(60):
+        obs, _, _, _, info = env.step(greedy.act(obs, info["action_mask"], info))
+    search = PlanSearch(v, closure_nodes=50)
+    _, ev_node, _ = search.closure(search.game.from_state(env.state))
+    assert search.full and ev_node.size == 50
+    assert np.count_nonzero(search.c_table) <= 2 * 50 < search.c_table.size
 
 
 def test_a_won_position_in_reach_is_played() -> None:
