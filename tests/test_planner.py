@@ -301,6 +301,7 @@ def test_halving_schedule_halves_and_stays_within_the_budget() -> None:
         ("planner:width=0", "width must be an int in 1..1,000, got 0"),
         ("planner:hold=2", "hold must be an int in 0..1, got 2"),
         ("planner:ply2=-1", "ply2 must be an int in 0..1,000, got -1"),
+        ("planner:worst=10001", "worst must be an int in 0..10,000, got 10001"),
         ("planner:exact=60000000", "exact must be an int in 1..50,000,000"),
         ("planner:foo=1", "bad planner budget 'foo=1'.*evals, candidates, width"),
         ("planner:", "bad planner budget ''"),
