@@ -150,6 +150,13 @@ def closure(
 
 
 @jit
+def stock_term(stock_by_left: np.ndarray, left: int) -> np.int64:
+    """What the cards left in the stock (``left`` deals) add to a beam rank before
+    :func:`graded` reads it: they count as disorder (the rank's high bits)."""
+    return np.int64(stock_by_left[left]) << 20
+
+
+@jit
 def graded(pr: np.ndarray, key: np.int64, n_cards: int) -> float:
     """The score of a position that is not won, from its beam rank ``key``
     (:func:`spider_env.search.beam.chaos_key`) and the cards left in its ``stock``:
@@ -197,7 +204,7 @@ def beam_value(
     hash_insert(table, position_hash(pr, root))
     counters = np.zeros(2, dtype=np.int64)
     flags = np.zeros(3, dtype=np.int64)
-    best = chaos_key(pr, root) + (np.int64(stock_by_left[deals_left(pr, root)]) << 20)
+    best = chaos_key(pr, root) + stock_term(stock_by_left, deals_left(pr, root))
     nf = 1
     for _ in range(max_depth):
         nc = _expand(
@@ -207,7 +214,7 @@ def beam_value(
         if nc < 0:
             return 1.0
         for j in range(nc):
-            key = c_key[j] + (np.int64(stock_by_left[c_left[j]]) << 20)
+            key = c_key[j] + stock_term(stock_by_left, c_left[j])
             if key < best:
                 best = key
         if nc == 0 or flags[F_FULL]:
@@ -324,7 +331,7 @@ def evaluate_worst(
         if won >= 0:
             out[p] = 1.0
             continue
-        stock = np.int64(stock_by_left[deals_left(pr, st)]) << 20
+        stock = stock_term(stock_by_left, deals_left(pr, st))
         best = chaos_key(pr, st) + stock
         for i in range(1, n):
             unpack(pr, w_recs[i], other)
@@ -388,12 +395,9 @@ class PlanSearch:
             [sum(sizes[len(sizes) - k :]) if k else 0 for k in range(len(sizes) + 1)],
             dtype=np.int64,
         )
-        self.recs = new_records(pr, closure_nodes)
-        self.parent = np.empty(closure_nodes, dtype=np.int32)
-        self.action = np.empty(closure_nodes, dtype=np.int32)
-        self.ev_node = np.empty(closure_nodes, dtype=np.int32)
-        self.ev_action = np.empty(closure_nodes, dtype=np.int32)
-        self.c_table = np.zeros(_pow2(4 * closure_nodes), dtype=np.uint64)
+        self.recs, self.parent, self.action, self.c_table, self.ev_node, self.ev_action = (
+            _closure_buffers(pr, closure_nodes)
+        )
         front = width * self.n_buckets
         n = front * _CHILDREN
         self.beam = (
@@ -457,14 +461,7 @@ class PlanSearch:
         """:func:`evaluate_worst` of the pairs (a new array), each closure at most
         ``positions`` positions (buffers made on first use, again if it changes)."""
         if self._worst is None or self._worst[0].shape[0] != positions:
-            self._worst = (
-                new_records(self.pr, positions),
-                np.empty(positions, dtype=np.int32),
-                np.empty(positions, dtype=np.int32),
-                np.zeros(_pow2(4 * positions), dtype=np.uint64),
-                np.empty(positions, dtype=np.int32),
-                np.empty(positions, dtype=np.int32),
-            )
+            self._worst = _closure_buffers(self.pr, positions)
         recs, parent, action, table, node, event = self._worst
         out = np.empty(pair_cand.shape[0], dtype=np.float64)
         evaluate_worst(
@@ -480,6 +477,20 @@ class PlanSearch:
         out = np.empty(cand_node.shape[0], dtype=np.float64)
         static_keys(self.pr, self.recs, slots, values, cand_node, cand_event, out)
         return out
+
+
+def _closure_buffers(pr: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
+    """The buffers of a :func:`closure` of ``n`` positions and ``n`` events: records, parents,
+    actions, the transposition table (twice the room, so it never fills), event nodes, event
+    actions."""
+    return (
+        new_records(pr, n),
+        np.empty(n, dtype=np.int32),
+        np.empty(n, dtype=np.int32),
+        np.zeros(_pow2(4 * n), dtype=np.uint64),
+        np.empty(n, dtype=np.int32),
+        np.empty(n, dtype=np.int32),
+    )
 
 
 def _pow2(n: int) -> int:
@@ -500,6 +511,7 @@ __all__ = [
     "face_down_total",
     "graded",
     "static_keys",
+    "stock_term",
 ]
 
 
