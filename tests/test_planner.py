@@ -187,6 +187,14 @@ def test_a_worst_case_score_reads_only_the_card_its_event_turns_up() -> None:
         assert np.array_equal(a, b) and (a < 1.0).all() and (a > 0.0).all()
 
 
+@pytest.mark.parametrize("positions", [0, -3, 2.5, True, "500"])
+def test_a_worst_case_of_a_bad_size_is_refused(positions: Any) -> None:
+    search = PlanSearch(get_variant("spider-1suit"))
+    none = np.zeros(0, dtype=np.int64)
+    with pytest.raises(ValueError, match="positions must be"):
+        search.worst(none, np.zeros((1, 0), dtype=np.int64), none, none, none, none, positions)
+
+
 def test_does_not_deal_while_a_card_can_be_turned_up() -> None:
     """With ``hold=1`` (the default) a deal is played only when no move sequence turns a card
     up: checked at every deal of a game against the closure of the position."""

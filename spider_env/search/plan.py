@@ -459,7 +459,12 @@ class PlanSearch:
         positions: int,
     ) -> np.ndarray:
         """:func:`evaluate_worst` of the pairs (a new array), each closure at most
-        ``positions`` positions (buffers made on first use, again if it changes)."""
+        ``positions`` positions (buffers made on first use, again if it changes);
+        ``ValueError`` unless ``positions`` is an int of at least 1."""
+        if isinstance(positions, bool) or not isinstance(positions, (int, np.integer)):
+            raise ValueError(f"positions must be an int, got {positions!r}")
+        if positions < 1:
+            raise ValueError(f"positions must be at least 1, got {positions}")
         if self._worst is None or self._worst[0].shape[0] != positions:
             self._worst = _closure_buffers(self.pr, positions)
         recs, parent, action, table, node, event = self._worst
