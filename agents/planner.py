@@ -12,19 +12,21 @@ left it:
    is the same for every layout). Each event, with the moves that lead to it, is a candidate;
 3. scores the candidates over the samples (the event played on each sample, then a short beam
    search on it: 1.0 if it wins, else a graded value of the best position it reached,
-   :func:`spider_env.search.plan.beam_value`), spending ``evals`` scores by successive
-   halving: every candidate is scored on a few samples, the better half on more, and so on
-   (so the scores go where the choice is close). With ``ply2=K`` the two best are then
-   compared one decision further: on ``K`` samples each plays its event, and the next
-   decision's best candidates are scored on fresh layouts of the cards still unseen (what a
-   player would know then, not the sample's cards);
+   :func:`spider_env.search.plan.beam_value`), the best ``candidates`` of them by the beam's
+   static rank (or, with ``screen=N``, by one cheap score each of the best N), spending
+   ``evals`` scores by successive halving: every candidate is scored on a few samples, the
+   better half on more, and so on (so the scores go where the choice is close). With
+   ``ply2=K`` the two best are then compared one decision further: on ``K`` samples each plays
+   its event, and the next decision's best candidates are scored on fresh layouts of the
+   cards still unseen (what a player would know then, not the sample's cards);
 4. plays the best candidate's moves and event, and plans again once the event has shown a new
    card. A decision with one candidate costs no score; a deal is a candidate only when no
    candidate turns a card up (``hold=1``, the default; with ``hold=0`` deals compete with the
    reveals on their scores).
 
 The budget (``evals``, ``candidates`` and the beam of a score) has a larger default on a game
-of four suits, whose short beams rarely find a win (:func:`default_budget`).
+of four suits, whose short beams rarely find a win, and a game of one suit screens its
+candidates (:func:`default_budget`).
 
 With nothing unseen (Simple Simon, or the end of a game) the beam solver
 (:class:`spider_env.search.beam.BeamSolver`) searches the position itself and its winning line
@@ -63,6 +65,8 @@ DEFAULT_DEPTH = 200
 #: A choice among deals only (where to deal from) gets this many times the scores, and twice
 #: the candidates.
 DEAL_FACTOR = 4
+#: Candidates screened by one cheap score each on a game of one suit (``screen``).
+DEFAULT_SCREEN = 256
 #: Positions of one closure at most.
 DEFAULT_CLOSURE = 4000
 #: A closure that found no event and ran out of room is listed again this many times larger.
@@ -72,6 +76,10 @@ DEFAULT_EXACT = 2_000_000
 #: The second ply (``ply2``): the next decision's candidates scored, and the layouts each.
 PLY2_CANDIDATES = 3
 PLY2_SAMPLES = 3
+#: The cheap beam of a screening score (``screen``): width and positions generated (each at
+#: most the budget's own).
+SCREEN_WIDTH = 1
+SCREEN_NODES = 500
 #: Positions of the closure of a worst-case score (``worst``).
 WORST_CLOSURE = 500
 #: Decisions between two searches of a position with nothing unseen that found no win.
@@ -81,11 +89,14 @@ RETRY_EVERY = 5
 #: offers a won line to a short beam, so the choice rests on many graded scores; a game takes
 #: about 20 seconds (19.2 on average over 4-suit deals 0..199; the issue's bound: a minute).
 FOUR_SUITS_BUDGET: dict[str, int] = {"evals": 768, "candidates": 24, "width": 4, "nodes": 16_000}
+#: The budget of a game of one suit beyond :data:`BUDGET`'s: the screen (measured better on
+#: 1-suit deals; not on 2 suits, not measured on 4).
+ONE_SUIT_BUDGET: dict[str, int] = {"screen": DEFAULT_SCREEN}
 #: The keys whose default depends on the game (:func:`default_budget`).
-GAME_KEYS = tuple(FOUR_SUITS_BUDGET)
+GAME_KEYS = tuple(FOUR_SUITS_BUDGET) + tuple(ONE_SUIT_BUDGET)
 
 #: The budget keys of ``planner:KEY=N,...`` and their (default, smallest, largest) values
-#: (for ``evals``, ``candidates``, ``width`` and ``nodes``: the default of 1 or 2 suits).
+#: (for the keys of :data:`GAME_KEYS`: the default of 2 suits).
 BUDGET: dict[str, tuple[int, int, int]] = {
     "evals": (DEFAULT_EVALS, 1, 100_000),
     "candidates": (DEFAULT_CANDIDATES, 1, 1000),
@@ -98,6 +109,7 @@ BUDGET: dict[str, tuple[int, int, int]] = {
     "hold": (1, 0, 1),
     "ply2": (0, 0, 1000),
     "worst": (0, 0, 10_000),
+    "screen": (0, 0, 100_000),
 }
 BUDGET_KEYS = tuple(BUDGET)
 
@@ -111,11 +123,14 @@ def parse_planner_spec(spec: str) -> dict[str, int]:
 def default_budget(variant: Variant | str) -> dict[str, int]:
     """The planner's budget when none is given, for ``variant`` (a :class:`Variant` or its
     name; ``ValueError``/``TypeError`` otherwise, from :func:`get_variant`): the defaults of
-    :data:`BUDGET`, with :data:`FOUR_SUITS_BUDGET` for a game of four suits."""
+    :data:`BUDGET`, with :data:`FOUR_SUITS_BUDGET` for a game of four suits and
+    :data:`ONE_SUIT_BUDGET` for a game of one suit."""
     v = get_variant(variant)
     out = {key: default for key, (default, _, _) in BUDGET.items()}
     if v.suits == 4:
         out.update(FOUR_SUITS_BUDGET)
+    elif v.suits == 1:
+        out.update(ONE_SUIT_BUDGET)
     return out
 
 
@@ -153,10 +168,11 @@ class PlannerAgent(BaseAgent):
         variant: the game (or ``None``: read from ``info["variant"]``).
         seed: the RNG seed of the samples.
         evals: scores per planned decision (each a short beam search on one sample).
-        candidates: candidates scored at most (the best by the beam's static rank).
+        candidates: candidates scored at most (the best by the beam's static rank, or by the
+            screen).
         width, nodes, depth: the beam of one score.
-        ``evals``, ``candidates``, ``width`` and ``nodes`` left ``None`` take the game's default
-        (:func:`default_budget`: more for four suits).
+        ``evals``, ``candidates``, ``width``, ``nodes`` and ``screen`` left ``None`` take the
+        game's default (:func:`default_budget`: more for four suits, a screen for one).
         closure: positions listed per decision at most.
         exact: positions the beam solver generates when nothing is unseen.
         deals, hold: whether the scores' beams may deal, whether a deal waits until nothing
@@ -166,6 +182,10 @@ class PlannerAgent(BaseAgent):
         worst: 0, or W: every score plus W/100 times the candidate's worst case (the cards
             still unseen after its event blanked, :meth:`PlanSearch.worst
             <spider_env.search.plan.PlanSearch.worst>`).
+        screen: 0, or N: with more than ``candidates`` candidates, the best N by the static
+            rank are scored once each by a cheap beam (:data:`SCREEN_WIDTH` wide,
+            :data:`SCREEN_NODES` positions, on one layout), and the best ``candidates`` of
+            those go on to the halving (:meth:`_screen`); 0: the static rank alone chooses.
     All ``ValueError`` outside their ranges (:data:`BUDGET`).
     """
 
@@ -187,6 +207,7 @@ class PlannerAgent(BaseAgent):
         hold: int = 1,
         ply2: int = 0,
         worst: int = 0,
+        screen: int | None = None,
     ) -> None:
         super().__init__(variant, seed)
         given = {
@@ -201,6 +222,7 @@ class PlannerAgent(BaseAgent):
             "hold": hold,
             "ply2": ply2,
             "worst": worst,
+            "screen": screen,
         }
         #: the budget as given (the keys of :data:`GAME_KEYS` left ``None`` take the game's
         #: default, :func:`default_budget`)
@@ -344,7 +366,11 @@ class PlannerAgent(BaseAgent):
         values[0] = known
         for s in range(1, total):
             values[s] = self.rng.permutation(known)
-        alive = self._first_sort(search, slots, values[: min(total, 4)], ev_node, ev_action, keep)
+        alive = self._first_sort(
+            search, slots, values[: min(total, 4)], ev_node, ev_action, max(keep, b["screen"])
+        )
+        if alive.size > keep:
+            alive = self._screen(search, slots, values, ev_node, ev_action, alive)[:keep]
         sums = np.zeros(n)
         counts = np.zeros(n)
         first = 0
@@ -367,6 +393,26 @@ class PlannerAgent(BaseAgent):
         if b["ply2"] and not dealing and alive.size >= 2:
             return self._second_ply(search, slots, known, ev_node, ev_action, alive[:2])
         return int(alive[0])
+
+    def _screen(
+        self,
+        search: Any,
+        slots: np.ndarray,
+        values: np.ndarray,
+        ev_node: np.ndarray,
+        ev_action: np.ndarray,
+        alive: np.ndarray,
+    ) -> np.ndarray:
+        """``alive`` sorted by one cheap score each (a beam :data:`SCREEN_WIDTH` wide of
+        :data:`SCREEN_NODES` positions, on the first layout; ties keep their order)."""
+        pair_cand = alive.astype(np.int64)
+        pair_sample = np.zeros(alive.size, dtype=np.int64)
+        scores = search.evaluate(
+            slots, values, ev_node, ev_action, pair_cand, pair_sample,
+            width=min(SCREEN_WIDTH, search.width), nodes=min(SCREEN_NODES, search.nodes),
+        )  # fmt: skip
+        self.scores += scores.size
+        return alive[np.argsort(-scores, kind="stable")]
 
     def _second_ply(
         self,
@@ -489,6 +535,7 @@ __all__ = [
     "BUDGET_KEYS",
     "FOUR_SUITS_BUDGET",
     "GAME_KEYS",
+    "ONE_SUIT_BUDGET",
     "PlannerAgent",
     "default_budget",
     "halving_schedule",

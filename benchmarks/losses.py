@@ -15,6 +15,13 @@ with every card known, the fewest face-down cards reachable from the deal's star
 alone (an exhaustive search of at most ``N`` positions; ``known_exhausted`` says whether it
 finished, else the figure is only what it reached). ``--games won`` replays won games instead
 (the same figures, to compare against).
+
+``--solve N`` asks where a game stopped being winnable: after every event of the replay (a card
+turned up, a deal) the solver (:func:`spider_env.search.solver.solve`, the beam, at most ``N``
+positions) searches the true position with every card known. The last event after which it
+still found a win, and the next one (``lost_at_*``: the step, deals made, cards face down, and
+whether it was a deal), say where the game was lost; "no win found" is not a proof of loss, so
+the figure is the last win found, not the first miss.
 """
 
 from __future__ import annotations
@@ -31,9 +38,13 @@ from spider_env.apps.evaluation.episode import agent_seed, make_env
 from spider_env.core.actions import deal_ids
 from spider_env.core.variants import Variant, get_variant
 from spider_env.fast.game import FastGame
+from spider_env.search.budget import MAX_NODES
+from spider_env.search.solver import solve
 
 
-def replay(spec: str, variant: str, deal: int, seed: int, max_steps: int) -> dict[str, Any]:
+def replay(
+    spec: str, variant: str, deal: int, seed: int, max_steps: int, solve_nodes: int = 0
+) -> dict[str, Any]:
     v = get_variant(variant)
     env = make_env(v, max_steps)
     agent = make_agent(spec, v, seed=agent_seed(seed, deal))
@@ -43,11 +54,24 @@ def replay(spec: str, variant: str, deal: int, seed: int, max_steps: int) -> dic
     last_deal, down_at_deal = -1, -1
     first_deal, down_at_first = -1, -1
     deals = deal_ids(v)
+    events: list[dict[str, Any]] = []  # with --solve: every event, and whether a win was found
+    down_before = sum(env.unwrapped.state.down)
     while True:
         a = agent.act(obs, info["action_mask"], info)
         obs, _, term, trunc, info = env.step(a)
         steps += 1
         state = env.unwrapped.state
+        if solve_nodes and (a in deals or sum(state.down) < down_before):
+            events.append(
+                {
+                    "step": steps,
+                    "deal": a in deals,
+                    "deals_made": state.deals,
+                    "down": sum(state.down),
+                    "win_found": state.won or solve(state, solve_nodes).verdict == "won",
+                }
+            )
+        down_before = sum(state.down)
         if a in deals:
             last_deal, down_at_deal = steps, sum(state.down)
             if first_deal < 0:
@@ -55,7 +79,24 @@ def replay(spec: str, variant: str, deal: int, seed: int, max_steps: int) -> dic
         if term or trunc:
             break
     state = env.unwrapped.state
-    return {
+    where: dict[str, Any] = {}
+    if solve_nodes:
+        found = [i for i, e in enumerate(events) if e["win_found"]]
+        last = found[-1] if found else -1
+        lost = events[last + 1] if last + 1 < len(events) else None
+        where = {
+            "events": len(events),
+            "last_win_found_step": events[last]["step"] if found else 0,
+            "lost_at_step": lost["step"] if lost else -1,
+            "lost_at_deal": lost["deal"] if lost else False,
+            "lost_at_deals_made": lost["deals_made"] if lost else -1,
+            "lost_after_last_deal": lost is not None and lost["deals_made"] == len(v.stock),
+            "lost_at_down": lost["down"] if lost else -1,
+            "events_without_win_before_it": sum(
+                1 for e in events[: last + 1] if not e["win_found"]
+            ),
+        }
+    return where | {
         "deal": deal,
         "won": bool(info["is_success"]),
         "steps": steps,
@@ -124,11 +165,21 @@ def main() -> int:
         help="also the fewest face-down cards reachable before the first deal with every card\n"
         "known (a search of at most N positions; 0: not computed)",
     )
+    ap.add_argument(
+        "--solve",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also where each game stopped being winnable: the true position solved after\n"
+        "every event, with every card known (the beam, at most N positions; 0: not computed)",
+    )
     a = ap.parse_args()
     if a.limit < 1:
         ap.error(f"--limit must be at least 1, got {a.limit}")
     if a.known < 0:
         ap.error(f"--known must be at least 0, got {a.known}")
+    if not 0 <= a.solve <= MAX_NODES:
+        ap.error(f"--solve must be in 0..{MAX_NODES:,}, got {a.solve}")
     need = {"variant", "agent", "deal", "won", "steps"}
     try:
         with open(a.csv, newline="") as f:
@@ -148,7 +199,7 @@ def main() -> int:
         ap.error(f"no {a.games} games of {a.agent!r} in {a.csv}")
     out = []
     for r in chosen:
-        res = replay(a.agent, r["variant"], int(r["deal"]), a.seed, a.max_steps)
+        res = replay(a.agent, r["variant"], int(r["deal"]), a.seed, a.max_steps, a.solve)
         if res["won"] != want_won or res["steps"] != int(r["steps"]):
             raise SystemExit(f"losses.py: deal {r['deal']} did not replay as recorded: {res}")
         if a.known:
@@ -190,6 +241,18 @@ def main() -> int:
                 f"up with every card known (exhausted searches: {len(gaps)}): mean "
                 f"{sum(gaps) / len(gaps):.1f}, median {sorted(gaps)[len(gaps) // 2]}, "
                 f"none left: {sum(1 for g in gaps if g == 0)}"
+            )
+    if a.solve:
+        lost = [x for x in out if x["lost_at_step"] > 0]
+        print(f"  a win found (every card known) until an event, never after: {len(lost)}")
+        if lost:
+            mid = len(lost) // 2
+            after = sum(1 for x in lost if x["lost_after_last_deal"])
+            print(
+                f"    lost after the last deal: {after}; at a deal: "
+                f"{sum(1 for x in lost if x['lost_at_deal'])}; at step (median) "
+                f"{sorted(x['lost_at_step'] for x in lost)[mid]}, with (median) "
+                f"{sorted(x['lost_at_down'] for x in lost)[mid]} cards face down"
             )
     if a.json:
         with open(a.json, "w") as f:

@@ -122,6 +122,30 @@ def test_losses_known_bound_is_never_worse_than_what_the_player_reached(tmp_path
     assert checked == 2
 
 
+def test_losses_solve_says_after_which_event_no_win_was_found(tmp_path: Path) -> None:
+    """``--solve``: the true position is solved after every event of a lost game; every 1-suit
+    deal is won by the solver at its first events, so the last event with a win found is a real
+    step, and the event where the game was lost (if any) comes after it; a bad budget is one
+    line, status 2."""
+    played = _evaluated(tmp_path, "greedy", suits=2, deals="0:3", max_steps=300)
+    out = tmp_path / "solve.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "losses.py"), str(played), "--agent",
+           "greedy", "--max-steps", "300", "--solve", "200000", "--json", str(out)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(out.read_text())
+    assert rows and "a win found (every card known) until an event, never after" in done.stdout
+    for row in rows:
+        assert not row["won"] and row["events"] >= 1
+        assert 0 < row["last_win_found_step"] <= row["steps"]
+        if row["lost_at_step"] > 0:
+            assert row["last_win_found_step"] < row["lost_at_step"] <= row["steps"]
+            assert 0 <= row["lost_at_down"] <= 44 and 0 <= row["lost_at_deals_made"] <= 5
+    bad = subprocess.run([*cmd[:-4], "--solve", "-1"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert "--solve must be in 0..50,000,000, got -1" in bad.stderr
+
+
 def test_readme_ladder_table_is_what_ladder_table_prints_from_the_stored_rows() -> None:
     """The README's planner ladder is benchmarks/ladder_table.py's output over docs/ladder/, line
     for line (so a re-run of make ladder that is not copied into the README fails here)."""

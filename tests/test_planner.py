@@ -18,7 +18,13 @@ import numpy as np
 import pytest
 from conftest import assert_same, permute_hidden, play
 from spider_env.agents import PlannerAgent, make_agent
-from spider_env.agents.planner import BUDGET, FOUR_SUITS_BUDGET, default_budget, halving_schedule
+from spider_env.agents.planner import (
+    BUDGET,
+    FOUR_SUITS_BUDGET,
+    ONE_SUIT_BUDGET,
+    default_budget,
+    halving_schedule,
+)
 
 from spider_env.apps.evaluation import evaluate
 from spider_env.core.actions import deal_ids
@@ -30,6 +36,7 @@ from spider_env.search.plan import PlanSearch
 SMALL = "planner:evals=12,candidates=6,nodes=1500"
 PLY2 = SMALL + ",ply2=2"  # with the second ply between the two best candidates
 WORST = SMALL + ",worst=100"  # with the worst-case term in every score
+SCREEN = SMALL + ",screen=40"  # up to 40 candidates screened by one cheap score each
 
 
 # --- no peeking: the issue's permutation test --------------------------------------------------
@@ -47,6 +54,8 @@ WORST = SMALL + ",worst=100"  # with the worst-case term in every score
         ("spider-tournament-1suit", 2, PLY2),
         ("spider-1suit", 3, WORST),
         ("spiderette-2suit", 1, WORST),
+        ("spider-1suit", 5, SCREEN),
+        ("spider-4suit", 2, SCREEN),
     ],
 )
 def test_choice_is_unchanged_when_face_down_cards_and_stock_are_permuted(
@@ -150,6 +159,61 @@ def test_the_worst_case_term_is_consulted_and_changes_some_choices() -> None:
         assert worst.budget["worst"] == 100 and worst.name.endswith(",worst=100")
         differ += a != b
     assert differ >= 1
+
+
+def test_the_screen_is_consulted_and_changes_some_choices() -> None:
+    """``screen``: the budget and the name carry it, it spends one score per screened candidate
+    (more scores than without it, on decisions with more candidates than ``candidates``), and
+    on these 1-suit deals it plays a different game at least once."""
+    differ = 0
+    for deal in (3, 5):
+        plain = make_agent(SMALL + ",screen=0", "spider-1suit", 4)
+        screen = make_agent(SCREEN, "spider-1suit", 4)
+        a, _ = play(plain, "spider-1suit", deal, 80, seed=4)
+        b, _ = play(screen, "spider-1suit", deal, 80, seed=4)
+        assert isinstance(screen, PlannerAgent) and isinstance(plain, PlannerAgent)
+        assert screen.budget["screen"] == 40 and screen.name.endswith(",screen=40")
+        assert screen.scores > plain.scores > 0
+        differ += a != b
+    assert differ >= 1
+
+
+def test_a_smaller_beam_scores_like_a_search_of_that_budget() -> None:
+    """``PlanSearch.evaluate(width=, nodes=)`` (the screen's cheap beam) gives the scores of a
+    search made with that beam, on the same closure; its own size is the default."""
+    v = get_variant("spider-1suit")
+    env = SpiderEnv(variant=v.name)
+    env.reset(options={"deal": 9})
+    big, small = PlanSearch(v, width=2, nodes=4000), PlanSearch(v, width=1, nodes=300)
+    root = big.game.from_state(env.state)
+    slots = np.asarray(big.game.hidden_slots(root), dtype=np.int64)
+    rng = np.random.default_rng(2)
+    values = np.stack([rng.permutation(root[slots]) for _ in range(2)])
+    outs = []
+    for search in (big, small):
+        _, ev_node, ev_action = search.closure(root)
+        n = ev_node.size
+        pairs = np.repeat(np.arange(n), 2).astype(np.int64), np.tile(np.arange(2), n)
+        args = (slots, values, ev_node, ev_action, *pairs)
+        outs.append((search.evaluate(*args), search.evaluate(*args, width=1, nodes=300)))
+    assert np.array_equal(outs[0][1], outs[1][0]) and np.array_equal(outs[1][0], outs[1][1])
+    assert not np.array_equal(outs[0][0], outs[0][1])  # the smaller beam is another score
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [("width", 3, "width must be in 1..2, got 3"), ("nodes", 0, "nodes must be in 1..4000"),
+     ("nodes", 2.5, "nodes must be an int, got 2.5"), ("width", True, "width must be an int")],
+)  # fmt: skip
+def test_a_scores_beam_larger_than_the_searchs_is_refused(
+    key: str, value: Any, message: str
+) -> None:
+    search = PlanSearch(get_variant("spider-1suit"), width=2, nodes=4000)
+    none = np.zeros(0, dtype=np.int64)
+    with pytest.raises(ValueError, match=message):
+        search.evaluate(
+            none, np.zeros((1, 0), dtype=np.int64), none, none, none, none, **{key: value}
+        )
 
 
 def test_a_worst_case_score_reads_only_the_card_its_event_turns_up() -> None:
@@ -310,6 +374,7 @@ def test_halving_schedule_halves_and_stays_within_the_budget() -> None:
         ("planner:hold=2", "hold must be an int in 0..1, got 2"),
         ("planner:ply2=-1", "ply2 must be an int in 0..1,000, got -1"),
         ("planner:worst=10001", "worst must be an int in 0..10,000, got 10001"),
+        ("planner:screen=-1", "screen must be an int in 0..100,000, got -1"),
         ("planner:exact=60000000", "exact must be an int in 1..50,000,000"),
         ("planner:foo=1", "bad planner budget 'foo=1'.*evals, candidates, width"),
         ("planner:", "bad planner budget ''"),
@@ -350,8 +415,10 @@ def test_specs_set_the_budget_and_the_name() -> None:
 
 def test_four_suits_take_the_larger_default_budget_and_a_given_key_overrides_it() -> None:
     base = {key: default for key, (default, _, _) in BUDGET.items()}
-    assert default_budget(get_variant("spider-1suit")) == base
+    assert default_budget(get_variant("spider-1suit")) == base | ONE_SUIT_BUDGET
     assert default_budget(get_variant("spider-2suit")) == base
+    assert default_budget("spiderette-1suit")["screen"] == 256  # one suit screens
+    assert default_budget("spider-tournament-2suit")["screen"] == 0
     for name in ("spider-4suit", "spiderette-4suit", "scorpion"):
         assert default_budget(get_variant(name)) == base | FOUR_SUITS_BUDGET
         agent = make_agent("planner", name)

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from spider_env.agents.greedy import GreedyAgent
-from spider_env.agents.planner import BUDGET, GAME_KEYS, PlannerAgent
+from spider_env.agents.planner import BUDGET, FOUR_SUITS_BUDGET, PlannerAgent
 from spider_env.apps.episodes import CLEAR_SCREEN, Episode, episode_outcome, redraws_in_place
 from spider_env.core.actions import DEAL, DISCARD, MOVE, UNDO, Action, describe, encode
 from spider_env.core.rules import explain_illegal
@@ -46,12 +46,13 @@ HELP = """commands:
   q        quit"""
 
 
-# The hint's budget: the planner's default for 1 and 2 suits (on every game: four suits' larger
-# default takes seconds a decision), with at most HINT_EXACT positions for the search of a
-# table with nothing unseen, so a hint takes well under a second (numba's cache warm; the first
-# hint after an install also compiles the searches, about a minute).
+# The hint's budget: the planner's default scores for 1 and 2 suits (on every game: four suits'
+# larger default takes seconds a decision) and the game's own screen (on one suit the
+# planner's default), with at most HINT_EXACT positions for the search of a table with nothing
+# unseen, so a hint takes well under a second (numba's cache warm; the first hint after an
+# install also compiles the searches, about a minute).
 HINT_EXACT = 200_000
-HINT_BUDGET = {key: BUDGET[key][0] for key in GAME_KEYS} | {"exact": HINT_EXACT}
+HINT_BUDGET = {key: BUDGET[key][0] for key in FOUR_SUITS_BUDGET} | {"exact": HINT_EXACT}
 NO_NUMBA_NOTE = "(from the greedy agent: the planner needs numba, which is not installed)"
 
 

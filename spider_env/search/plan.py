@@ -438,12 +438,19 @@ class PlanSearch:
         cand_event: np.ndarray,
         pair_cand: np.ndarray,
         pair_sample: np.ndarray,
+        *,
+        width: int | None = None,
+        nodes: int | None = None,
     ) -> np.ndarray:
-        """:func:`evaluate` of the pairs (a new array of scores)."""
+        """:func:`evaluate` of the pairs (a new array of scores); ``width`` / ``nodes``: a
+        smaller beam than the search's own (``None``: its own; ``ValueError`` outside 1 .. its
+        own, the size of its buffers)."""
+        width = self.width if width is None else _within("width", width, self.width)
+        nodes = self.nodes if nodes is None else _within("nodes", nodes, self.nodes)
         out = np.empty(pair_cand.shape[0], dtype=np.float64)
         evaluate(
             self.pr, self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample,
-            out, self.width, self.nodes, self.max_depth, self.n_buckets, self.n_cards,
+            out, width, nodes, self.max_depth, self.n_buckets, self.n_cards,
             *self.beam, self.deals, self.stock_by_left,
         )  # fmt: skip
         return out
@@ -482,6 +489,15 @@ class PlanSearch:
         out = np.empty(cand_node.shape[0], dtype=np.float64)
         static_keys(self.pr, self.recs, slots, values, cand_node, cand_event, out)
         return out
+
+
+def _within(name: str, value: object, top: int) -> int:
+    """``value`` as an int in 1..``top``; ``ValueError`` naming ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an int, got {value!r}")
+    if not 1 <= value <= top:
+        raise ValueError(f"{name} must be in 1..{top}, got {value}")
+    return int(value)
 
 
 def _closure_buffers(pr: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
