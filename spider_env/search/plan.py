@@ -468,10 +468,7 @@ class PlanSearch:
         """:func:`evaluate_worst` of the pairs (a new array), each closure at most
         ``positions`` positions (buffers made on first use, again if it changes);
         ``ValueError`` unless ``positions`` is an int of at least 1."""
-        if isinstance(positions, bool) or not isinstance(positions, (int, np.integer)):
-            raise ValueError(f"positions must be an int, got {positions!r}")
-        if positions < 1:
-            raise ValueError(f"positions must be at least 1, got {positions}")
+        positions = _within("positions", positions)
         if self._worst is None or self._worst[0].shape[0] != positions:
             self._worst = _closure_buffers(self.pr, positions)
         recs, parent, action, table, node, event = self._worst
@@ -491,11 +488,14 @@ class PlanSearch:
         return out
 
 
-def _within(name: str, value: object, top: int) -> int:
-    """``value`` as an int in 1..``top``; ``ValueError`` naming ``name`` otherwise."""
+def _within(name: str, value: object, top: int | None = None) -> int:
+    """``value`` as an int of at least 1 (and at most ``top``, if given); ``ValueError`` naming
+    ``name`` otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be an int, got {value!r}")
-    if not 1 <= value <= top:
+    if top is None and value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    if top is not None and not 1 <= value <= top:
         raise ValueError(f"{name} must be in 1..{top}, got {value}")
     return int(value)
 
