@@ -15,7 +15,8 @@ left it:
    :func:`spider_env.search.plan.beam_value`), the best ``candidates`` of them by the beam's
    static rank (or, with ``screen=N``, by one cheap score each of the best N), spending
    ``evals`` scores by successive halving: every candidate is scored on a few samples, the
-   better half on more, and so on (so the scores go where the choice is close). With
+   better half on more, and so on (so the scores go where the choice is close; ``bandit=1``:
+   UCB1 instead; ``late=L``: L times the scores once the stock is empty). With
    ``ply2=K`` the two best are then compared one decision further: on ``K`` samples each plays
    its event, and the next decision's best candidates are scored on fresh layouts of the
    cards still unseen (what a player would know then, not the sample's cards);
@@ -26,7 +27,8 @@ left it:
 
 The budget (``evals``, ``candidates`` and the beam of a score) has a larger default on a game
 of four suits, whose short beams rarely find a win, and a game of one suit screens its
-candidates (:func:`default_budget`).
+candidates and gives a decision made with the stock empty four times the scores
+(:func:`default_budget`).
 
 With nothing unseen (Simple Simon, or the end of a game) the beam solver
 (:class:`spider_env.search.beam.BeamSolver`) searches the position itself and its winning line
@@ -67,6 +69,8 @@ DEFAULT_DEPTH = 200
 DEAL_FACTOR = 4
 #: Candidates screened by one cheap score each on a game of one suit (``screen``).
 DEFAULT_SCREEN = 256
+#: The scores' factor of a decision made with the stock empty on a game of one suit (``late``).
+DEFAULT_LATE = 4
 #: Positions of one closure at most.
 DEFAULT_CLOSURE = 4000
 #: A closure that found no event and ran out of room is listed again this many times larger.
@@ -90,8 +94,9 @@ RETRY_EVERY = 5
 #: about 20 seconds (19.2 on average over 4-suit deals 0..199; the issue's bound: a minute).
 FOUR_SUITS_BUDGET: dict[str, int] = {"evals": 768, "candidates": 24, "width": 4, "nodes": 16_000}
 #: The budget of a game of one suit beyond :data:`BUDGET`'s: the screen (measured better on
-#: 1-suit deals; not on 2 suits, not measured on 4).
-ONE_SUIT_BUDGET: dict[str, int] = {"screen": DEFAULT_SCREEN}
+#: 1-suit deals; not on 2 suits, not measured on 4), and four times the scores once the stock is
+#: empty (late decisions on one suit mostly score wins, so these scores are cheap).
+ONE_SUIT_BUDGET: dict[str, int] = {"screen": DEFAULT_SCREEN, "late": DEFAULT_LATE}
 #: The keys whose default depends on the game (:func:`default_budget`).
 GAME_KEYS = tuple(FOUR_SUITS_BUDGET) + tuple(ONE_SUIT_BUDGET)
 
@@ -110,6 +115,8 @@ BUDGET: dict[str, tuple[int, int, int]] = {
     "ply2": (0, 0, 1000),
     "worst": (0, 0, 10_000),
     "screen": (0, 0, 100_000),
+    "late": (1, 1, 100),
+    "bandit": (0, 0, 1),
 }
 BUDGET_KEYS = tuple(BUDGET)
 
@@ -171,8 +178,9 @@ class PlannerAgent(BaseAgent):
         candidates: candidates scored at most (the best by the beam's static rank, or by the
             screen).
         width, nodes, depth: the beam of one score.
-        ``evals``, ``candidates``, ``width``, ``nodes`` and ``screen`` left ``None`` take the
-        game's default (:func:`default_budget`: more for four suits, a screen for one).
+        ``evals``, ``candidates``, ``width``, ``nodes``, ``screen`` and ``late`` left ``None``
+        take the game's default (:func:`default_budget`: more for four suits, a screen and
+        ``late=4`` for one).
         closure: positions listed per decision at most.
         exact: positions the beam solver generates when nothing is unseen.
         deals, hold: whether the scores' beams may deal, whether a deal waits until nothing
@@ -186,6 +194,8 @@ class PlannerAgent(BaseAgent):
             rank are scored once each by a cheap beam (:data:`SCREEN_WIDTH` wide,
             :data:`SCREEN_NODES` positions, on one layout), and the best ``candidates`` of
             those go on to the halving (:meth:`_screen`); 0: the static rank alone chooses.
+        late: L times ``evals`` for a decision made with the stock empty (1: no more).
+        bandit: 0 (successive halving), or 1: UCB1 hands out the scores (:meth:`_bandit`).
     All ``ValueError`` outside their ranges (:data:`BUDGET`).
     """
 
@@ -208,6 +218,8 @@ class PlannerAgent(BaseAgent):
         ply2: int = 0,
         worst: int = 0,
         screen: int | None = None,
+        late: int | None = None,
+        bandit: int = 0,
     ) -> None:
         super().__init__(variant, seed)
         given = {
@@ -223,6 +235,8 @@ class PlannerAgent(BaseAgent):
             "ply2": ply2,
             "worst": worst,
             "screen": screen,
+            "late": late,
+            "bandit": bandit,
         }
         #: the budget as given (the keys of :data:`GAME_KEYS` left ``None`` take the game's
         #: default, :func:`default_budget`)
@@ -352,6 +366,8 @@ class PlannerAgent(BaseAgent):
         ev_action: np.ndarray,
     ) -> int:
         """The index of the best candidate event (successive halving over the samples)."""
+        from spider_env.fast.game import deals_left
+
         b = self.budget
         known = root[slots]
         n = ev_node.size
@@ -360,8 +376,12 @@ class PlannerAgent(BaseAgent):
         if dealing:
             # where to deal from: rarer than a reveal, and it decides more
             evals, keep = evals * DEAL_FACTOR, keep * 2
+        elif b["late"] > 1 and deals_left(search.pr, root) == 0:
+            evals *= b["late"]
         schedule = halving_schedule(min(n, keep), evals)
         total = sum(each for _, each in schedule)
+        if b["bandit"]:
+            total = max(1, evals - min(n, keep) + 1)  # the most scores one candidate can get
         values = np.empty((total, slots.size), dtype=root.dtype)
         values[0] = known
         for s in range(1, total):
@@ -371,6 +391,8 @@ class PlannerAgent(BaseAgent):
         )
         if alive.size > keep:
             alive = self._screen(search, slots, values, ev_node, ev_action, alive)[:keep]
+        if b["bandit"]:
+            return self._bandit(search, slots, values, ev_node, ev_action, alive[:keep], evals)
         sums = np.zeros(n)
         counts = np.zeros(n)
         first = 0
@@ -413,6 +435,41 @@ class PlannerAgent(BaseAgent):
         )  # fmt: skip
         self.scores += scores.size
         return alive[np.argsort(-scores, kind="stable")]
+
+    def _bandit(
+        self,
+        search: Any,
+        slots: np.ndarray,
+        values: np.ndarray,
+        ev_node: np.ndarray,
+        ev_action: np.ndarray,
+        alive: np.ndarray,
+        evals: int,
+    ) -> int:
+        """UCB1 over the candidates ``alive`` (``bandit=1``): each is scored once on the first
+        layout, then each of the other ``evals`` scores goes to the candidate with the highest
+        mean + sqrt(2 ln t / n) (its n-th score on layout n, so candidates share layouts); the
+        candidate scored most often (ties: the best mean) is chosen; one candidate costs
+        nothing."""
+        k = alive.size
+        if k == 1:
+            return int(alive[0])
+        cand = alive.astype(np.int64)
+        sums = search.evaluate(slots, values, ev_node, ev_action, cand, np.zeros(k, np.int64))
+        counts = np.ones(k, dtype=np.int64)
+        self.scores += k
+        for t in range(k, max(evals, k)):
+            ucb = sums / counts + np.sqrt(2.0 * math.log(t) / counts)
+            i = int(np.argmax(ucb))
+            if counts[i] >= values.shape[0]:  # pragma: no cover - evals - k + 1 layouts suffice
+                break
+            score = search.evaluate(
+                slots, values, ev_node, ev_action, cand[i : i + 1], counts[i : i + 1].copy()
+            )
+            sums[i] += score[0]
+            counts[i] += 1
+            self.scores += 1
+        return int(alive[np.lexsort((-sums / counts, -counts))[0]])
 
     def _second_ply(
         self,

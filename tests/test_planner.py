@@ -37,6 +37,7 @@ SMALL = "planner:evals=12,candidates=6,nodes=1500"
 PLY2 = SMALL + ",ply2=2"  # with the second ply between the two best candidates
 WORST = SMALL + ",worst=100"  # with the worst-case term in every score
 SCREEN = SMALL + ",screen=40"  # up to 40 candidates screened by one cheap score each
+BANDIT = SMALL + ",bandit=1"  # UCB1 hands out the scores instead of successive halving
 
 
 # --- no peeking: the issue's permutation test --------------------------------------------------
@@ -56,6 +57,8 @@ SCREEN = SMALL + ",screen=40"  # up to 40 candidates screened by one cheap score
         ("spiderette-2suit", 1, WORST),
         ("spider-1suit", 5, SCREEN),
         ("spider-4suit", 2, SCREEN),
+        ("spider-2suit", 2, BANDIT),
+        ("spider-1suit", 5, SCREEN + ",bandit=1"),
     ],
 )
 def test_choice_is_unchanged_when_face_down_cards_and_stock_are_permuted(
@@ -174,6 +177,54 @@ def test_the_screen_is_consulted_and_changes_some_choices() -> None:
         assert isinstance(screen, PlannerAgent) and isinstance(plain, PlannerAgent)
         assert screen.budget["screen"] == 40 and screen.name.endswith(",screen=40")
         assert screen.scores > plain.scores > 0
+        differ += a != b
+    assert differ >= 1
+
+
+def play_counting(agent: Any, deal: int, steps: int) -> tuple[list[int], list[int], list[int]]:
+    """A 1-suit game of ``deal`` (``steps`` actions at most): the actions, the deals left before
+    each, and the agent's scores spent after each."""
+    env = SpiderEnv(variant="spider-1suit")
+    obs, info = env.reset(options={"deal": deal})
+    agent.reset(seed=4)
+    actions, left, scores = [], [], []
+    for _ in range(steps):
+        left.append(int(info["deals_left"]))
+        actions.append(agent.act(obs, info["action_mask"], info))
+        scores.append(agent.scores)
+        obs, _, term, trunc, info = env.step(actions[-1])
+        if term or trunc:
+            break
+    return actions, left, scores
+
+
+def test_late_multiplies_the_scores_once_the_stock_is_empty() -> None:
+    """``late=L``: the same game as without it while cards are left to deal (the same scores
+    spent, the same moves), then L times the scores per decision once the stock is empty."""
+    plain = make_agent(SMALL + ",screen=0,late=1", "spider-1suit", 4)
+    late = make_agent(SMALL + ",screen=0,late=4", "spider-1suit", 4)
+    assert isinstance(late, PlannerAgent) and late.name.endswith(",late=4")
+    a, left, spent = play_counting(plain, 5, 400)
+    b, left_b, spent_b = play_counting(late, 5, 400)
+    empty = left.index(0)  # the first action with the stock empty
+    assert a[:empty] == b[:empty] and spent[:empty] == spent_b[:empty]
+    assert left_b[: empty + 1] == left[: empty + 1]
+    after = [y - x for x, y in itertools.pairwise(spent[empty - 1 :]) if y > x]
+    after_b = [y - x for x, y in itertools.pairwise(spent_b[empty - 1 :]) if y > x]
+    assert after and after_b and sum(after_b) / len(after_b) > 2 * sum(after) / len(after)
+
+
+def test_the_bandit_spends_the_scores_and_changes_some_choices() -> None:
+    """``bandit=1``: a planned decision spends ``evals`` scores at most (four times that where
+    to deal from), and the games differ from the halving's."""
+    differ = 0
+    for deal in (3, 5):
+        plain = make_agent(SMALL, "spider-2suit", 4)
+        bandit = make_agent(BANDIT, "spider-2suit", 4)
+        a, _ = play(plain, "spider-2suit", deal, 80, seed=4)
+        b, _ = play(bandit, "spider-2suit", deal, 80, seed=4)
+        assert isinstance(bandit, PlannerAgent) and bandit.name.endswith(",bandit=1")
+        assert 0 < bandit.scores <= bandit.decisions * 12 * 4  # evals=12 (DEAL_FACTOR 4)
         differ += a != b
     assert differ >= 1
 
@@ -375,6 +426,8 @@ def test_halving_schedule_halves_and_stays_within_the_budget() -> None:
         ("planner:ply2=-1", "ply2 must be an int in 0..1,000, got -1"),
         ("planner:worst=10001", "worst must be an int in 0..10,000, got 10001"),
         ("planner:screen=-1", "screen must be an int in 0..100,000, got -1"),
+        ("planner:late=0", "late must be an int in 1..100, got 0"),
+        ("planner:bandit=2", "bandit must be an int in 0..1, got 2"),
         ("planner:exact=60000000", "exact must be an int in 1..50,000,000"),
         ("planner:foo=1", "bad planner budget 'foo=1'.*evals, candidates, width"),
         ("planner:", "bad planner budget ''"),
@@ -419,6 +472,8 @@ def test_four_suits_take_the_larger_default_budget_and_a_given_key_overrides_it(
     assert default_budget(get_variant("spider-2suit")) == base
     assert default_budget("spiderette-1suit")["screen"] == 256  # one suit screens
     assert default_budget("spider-tournament-2suit")["screen"] == 0
+    assert default_budget("spiderette-1suit")["late"] == 4  # and scores late decisions more
+    assert default_budget("spider-2suit")["late"] == 1
     for name in ("spider-4suit", "spiderette-4suit", "scorpion"):
         assert default_budget(get_variant(name)) == base | FOUR_SUITS_BUDGET
         agent = make_agent("planner", name)
