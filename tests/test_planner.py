@@ -133,52 +133,47 @@ def test_wins_one_suit_deals_greedy_loses_or_wins(deal: int) -> None:
     assert info["is_success"] and info["completed_runs"] == 8
 
 
+def play_both(plain: str, other: str, variant: str, steps: int) -> list[tuple[bool, Any, Any]]:
+    """Deals 3 and 5 of ``variant`` played by two planners (seed 4, ``steps`` actions at most):
+    for each deal, whether the games differ, and the two agents after it."""
+    out = []
+    for deal in (3, 5):
+        a_agent, b_agent = make_agent(plain, variant, 4), make_agent(other, variant, 4)
+        assert isinstance(a_agent, PlannerAgent) and isinstance(b_agent, PlannerAgent)
+        a, _ = play(a_agent, variant, deal, steps, seed=4)
+        b, _ = play(b_agent, variant, deal, steps, seed=4)
+        out.append((a != b, a_agent, b_agent))
+    return out
+
+
 def test_the_second_ply_scores_more_and_changes_some_choices() -> None:
     """``ply2``: the same game prefix, with the second ply the planner spends more scores (the
     next decision's) and plays only legal actions; on these deals it chooses differently at
     least once (the second ply is consulted, not a no-op)."""
-    differ = 0
-    for deal in (3, 5):
-        plain = make_agent(SMALL, "spider-2suit", 4)
-        second = make_agent(PLY2, "spider-2suit", 4)
-        a, _ = play(plain, "spider-2suit", deal, 60, seed=4)
-        b, _ = play(second, "spider-2suit", deal, 60, seed=4)
-        assert isinstance(plain, PlannerAgent) and isinstance(second, PlannerAgent)
-        assert second.scores > plain.scores > 0
-        differ += a != b
-    assert differ >= 1
+    games = play_both(SMALL, PLY2, "spider-2suit", 60)
+    assert all(second.scores > plain.scores > 0 for _, plain, second in games)
+    assert any(differ for differ, _, _ in games)
 
 
 def test_the_worst_case_term_is_consulted_and_changes_some_choices() -> None:
     """``worst``: the budget and the name carry it, and it is consulted (on these 1-suit
     deals a different game at least once)."""
-    differ = 0
-    for deal in (3, 5):
-        plain = make_agent(SMALL, "spider-1suit", 4)
-        worst = make_agent(WORST, "spider-1suit", 4)
-        a, _ = play(plain, "spider-1suit", deal, 80, seed=4)
-        b, _ = play(worst, "spider-1suit", deal, 80, seed=4)
-        assert isinstance(worst, PlannerAgent) and worst.scores > 0
+    games = play_both(SMALL, WORST, "spider-1suit", 80)
+    for _, _, worst in games:
+        assert worst.scores > 0
         assert worst.budget["worst"] == 100 and worst.name.endswith(",worst=100")
-        differ += a != b
-    assert differ >= 1
+    assert any(differ for differ, _, _ in games)
 
 
 def test_the_screen_is_consulted_and_changes_some_choices() -> None:
     """``screen``: the budget and the name carry it, it spends one score per screened candidate
     (more scores than without it, on decisions with more candidates than ``candidates``), and
     on these 1-suit deals it plays a different game at least once."""
-    differ = 0
-    for deal in (3, 5):
-        plain = make_agent(SMALL + ",screen=0", "spider-1suit", 4)
-        screen = make_agent(SCREEN, "spider-1suit", 4)
-        a, _ = play(plain, "spider-1suit", deal, 80, seed=4)
-        b, _ = play(screen, "spider-1suit", deal, 80, seed=4)
-        assert isinstance(screen, PlannerAgent) and isinstance(plain, PlannerAgent)
+    games = play_both(SMALL + ",screen=0", SCREEN, "spider-1suit", 80)
+    for _, plain, screen in games:
         assert screen.budget["screen"] == 40 and screen.name.endswith(",screen=40")
         assert screen.scores > plain.scores > 0
-        differ += a != b
-    assert differ >= 1
+    assert any(differ for differ, _, _ in games)
 
 
 def play_counting(agent: Any, deal: int, steps: int) -> tuple[list[int], list[int], list[int]]:
@@ -217,16 +212,11 @@ def test_late_multiplies_the_scores_once_the_stock_is_empty() -> None:
 def test_the_bandit_spends_the_scores_and_changes_some_choices() -> None:
     """``bandit=1``: a planned decision spends ``evals`` scores at most (four times that where
     to deal from), and the games differ from the halving's."""
-    differ = 0
-    for deal in (3, 5):
-        plain = make_agent(SMALL, "spider-2suit", 4)
-        bandit = make_agent(BANDIT, "spider-2suit", 4)
-        a, _ = play(plain, "spider-2suit", deal, 80, seed=4)
-        b, _ = play(bandit, "spider-2suit", deal, 80, seed=4)
-        assert isinstance(bandit, PlannerAgent) and bandit.name.endswith(",bandit=1")
+    games = play_both(SMALL, BANDIT, "spider-2suit", 80)
+    for _, _, bandit in games:
+        assert bandit.name.endswith(",bandit=1")
         assert 0 < bandit.scores <= bandit.decisions * 12 * 4  # evals=12 (DEAL_FACTOR 4)
-        differ += a != b
-    assert differ >= 1
+    assert any(differ for differ, _, _ in games)
 
 
 def test_a_smaller_beam_scores_like_a_search_of_that_budget() -> None:
