@@ -378,10 +378,12 @@ class PlannerAgent(BaseAgent):
             evals, keep = evals * DEAL_FACTOR, keep * 2
         elif b["late"] > 1 and deals_left(search.pr, root) == 0:
             evals *= b["late"]
-        schedule = halving_schedule(min(n, keep), evals)
-        total = sum(each for _, each in schedule)
         if b["bandit"]:
+            schedule = []
             total = max(1, evals - min(n, keep) + 1)  # the most scores one candidate can get
+        else:
+            schedule = halving_schedule(min(n, keep), evals)
+            total = sum(each for _, each in schedule)
         values = np.empty((total, slots.size), dtype=root.dtype)
         values[0] = known
         for s in range(1, total):
@@ -460,9 +462,7 @@ class PlannerAgent(BaseAgent):
         self.scores += k
         for t in range(k, max(evals, k)):
             ucb = sums / counts + np.sqrt(2.0 * math.log(t) / counts)
-            i = int(np.argmax(ucb))
-            if counts[i] >= values.shape[0]:  # pragma: no cover - evals - k + 1 layouts suffice
-                break
+            i = int(np.argmax(ucb))  # counts[i] <= t - (k - 1) < evals - k + 1 layouts
             score = search.evaluate(
                 slots, values, ev_node, ev_action, cand[i : i + 1], counts[i : i + 1].copy()
             )

@@ -70,13 +70,18 @@ def _evaluated(tmp_path: Path, agent: str, *, suits: int, deals: str, max_steps:
     return played
 
 
+def _losses(played: Path, agent: str, max_steps: int, *flags: str) -> list[str]:
+    """The command of benchmarks/losses.py on ``played`` (``agent``'s games), with ``flags``."""
+    return [sys.executable, str(ROOT / "benchmarks" / "losses.py"), str(played), "--agent",
+            agent, "--max-steps", str(max_steps), *flags]  # fmt: skip
+
+
 def test_losses_replays_lost_games_as_they_were_recorded(tmp_path: Path) -> None:
     """benchmarks/losses.py plays each lost deal again exactly as the evaluation did (it stops
     with an error if the replay ends differently) and says how each game ended."""
     played = _evaluated(tmp_path, "random", suits=2, deals="0:3", max_steps=200)
     out = tmp_path / "losses.json"
-    cmd = [sys.executable, str(ROOT / "benchmarks" / "losses.py"), str(played), "--agent",
-           "random", "--max-steps", "200", "--limit", "2", "--json", str(out)]  # fmt: skip
+    cmd = _losses(played, "random", 200, "--limit", "2", "--json", str(out))
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     rows = json.loads(out.read_text())
@@ -103,12 +108,9 @@ def test_losses_known_bound_is_never_worse_than_what_the_player_reached(tmp_path
     out = tmp_path / "known.json"
     checked = 0  # deals 17 and 23 start with a small space of moves: their searches finish
     for games in ("lost", "won"):
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "benchmarks" / "losses.py"), str(played), "--agent",
-             "greedy", "--max-steps", "300", "--games", games, "--known", "3000", "--json",
-             str(out)],
-            capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
+        flags = ("--games", games, "--known", "3000", "--json", str(out))
+        cmd = _losses(played, "greedy", 300, *flags)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         if done.returncode == 2 and f"no {games} games" in done.stderr:
             continue
         assert done.returncode == 0, done.stderr
@@ -123,14 +125,13 @@ def test_losses_known_bound_is_never_worse_than_what_the_player_reached(tmp_path
 
 
 def test_losses_solve_says_after_which_event_no_win_was_found(tmp_path: Path) -> None:
-    """``--solve``: the true position is solved after every event of a lost game; every 1-suit
-    deal is won by the solver at its first events, so the last event with a win found is a real
-    step, and the event where the game was lost (if any) comes after it; a bad budget is one
-    line, status 2."""
+    """``--solve``: the true position is solved after every event of a lost game; every 2-suit
+    deal tried is won by the solver at its first events, so the last event with a win found is
+    a real step, and the event where the game was lost (if any) comes after it; a bad budget is
+    one line, status 2."""
     played = _evaluated(tmp_path, "greedy", suits=2, deals="0:3", max_steps=300)
     out = tmp_path / "solve.json"
-    cmd = [sys.executable, str(ROOT / "benchmarks" / "losses.py"), str(played), "--agent",
-           "greedy", "--max-steps", "300", "--solve", "200000", "--json", str(out)]  # fmt: skip
+    cmd = _losses(played, "greedy", 300, "--solve", "200000", "--json", str(out))
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     rows = json.loads(out.read_text())
