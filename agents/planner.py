@@ -25,9 +25,16 @@ left it:
    candidate turns a card up (``hold=1``, the default; with ``hold=0`` deals compete with the
    reveals on their scores).
 
+A whole closure (nothing left out) without a win or an event shows the game lost: no card will
+turn up and no deal come, whatever is played. The planner then stops searching and the
+lookahead agent plays the game out. With ``cap=C`` (on a game of four suits), once the scores of
+a game have generated C million positions, its later decisions score with the base budget (at
+most :data:`DEFAULT_EVALS` scores, beams at most :data:`DEFAULT_WIDTH` wide of
+:data:`DEFAULT_NODES` positions), so that a long game stays within its minute.
+
 The budget (``evals``, ``candidates`` and the beam of a score) has a larger default on a game
-of four suits, whose short beams rarely find a win, and a game of one suit screens its
-candidates and gives a decision made with the stock empty four times the scores
+of four suits, whose short beams rarely find a win, with a cap per game, and a game of one suit
+screens its candidates and gives a decision made with the stock empty four times the scores
 (:func:`default_budget`).
 
 With nothing unseen (Simple Simon, or the end of a game) the beam solver
@@ -75,6 +82,9 @@ DEFAULT_LATE = 4
 DEFAULT_CLOSURE = 4000
 #: A closure that found no event and ran out of room is listed again this many times larger.
 WIDE_CLOSURE = 16
+#: Millions of positions the scores of one game generate before its later decisions score
+#: with the base budget (``cap``; a game of four suits; about a million a second here).
+DEFAULT_CAP = 45
 #: Positions the beam solver generates when nothing is unseen.
 DEFAULT_EXACT = 2_000_000
 #: The second ply (``ply2``): the next decision's candidates scored, and the layouts each.
@@ -86,13 +96,24 @@ SCREEN_WIDTH = 1
 SCREEN_NODES = 500
 #: Positions of the closure of a worst-case score (``worst``).
 WORST_CLOSURE = 500
-#: Decisions between two searches of a position with nothing unseen that found no win.
+#: Decisions between two searches that found nothing (a position with nothing unseen without a
+#: win found, a closure without an event even listed 16 times larger); the wait doubles with
+#: every search in a row that finds nothing, up to :data:`RETRY_MAX`.
 RETRY_EVERY = 5
+RETRY_MAX = 80
 
 #: The scores' budget of a game of four suits (:func:`default_budget`): a 4-suit game rarely
 #: offers a won line to a short beam, so the choice rests on many graded scores; a game takes
 #: about 20 seconds (19.2 on average over 4-suit deals 0..199; the issue's bound: a minute).
-FOUR_SUITS_BUDGET: dict[str, int] = {"evals": 768, "candidates": 24, "width": 4, "nodes": 16_000}
+#: ``cap``: at about a million positions a second here, a game's scores reach the cap after
+#: about 42 seconds (without it, the longest game of deals 0..199 took 108 s).
+FOUR_SUITS_BUDGET: dict[str, int] = {
+    "evals": 768,
+    "candidates": 24,
+    "width": 4,
+    "nodes": 16_000,
+    "cap": DEFAULT_CAP,
+}
 #: The budget of a game of one suit beyond :data:`BUDGET`'s: the screen (measured better on
 #: 1-suit deals; not on 2 suits, not measured on 4), and four times the scores once the stock is
 #: empty (late decisions on one suit mostly score wins, so these scores are cheap).
@@ -117,6 +138,7 @@ BUDGET: dict[str, tuple[int, int, int]] = {
     "screen": (0, 0, 100_000),
     "late": (1, 1, 100),
     "bandit": (0, 0, 1),
+    "cap": (0, 0, 1_000_000),
 }
 BUDGET_KEYS = tuple(BUDGET)
 
@@ -178,9 +200,9 @@ class PlannerAgent(BaseAgent):
         candidates: candidates scored at most (the best by the beam's static rank, or by the
             screen).
         width, nodes, depth: the beam of one score.
-        ``evals``, ``candidates``, ``width``, ``nodes``, ``screen`` and ``late`` left ``None``
-        take the game's default (:func:`default_budget`: more for four suits, a screen and
-        ``late=4`` for one).
+        ``evals``, ``candidates``, ``width``, ``nodes``, ``screen``, ``late`` and ``cap`` left
+        ``None`` take the game's default (:func:`default_budget`: more for four suits, with a
+        cap, a screen and ``late=4`` for one).
         closure: positions listed per decision at most.
         exact: positions the beam solver generates when nothing is unseen.
         deals, hold: whether the scores' beams may deal, whether a deal waits until nothing
@@ -196,7 +218,14 @@ class PlannerAgent(BaseAgent):
             those go on to the halving (:meth:`_screen`); 0: the static rank alone chooses.
         late: L times ``evals`` for a decision made with the stock empty (1: no more).
         bandit: 0 (successive halving), or 1: UCB1 hands out the scores (:meth:`_bandit`).
+        cap: 0, or C: once the scores of a game have generated C million positions, its later
+            decisions spend at most :data:`DEFAULT_EVALS` scores (four times that where to
+            deal from), each a beam at most :data:`DEFAULT_WIDTH` wide of
+            :data:`DEFAULT_NODES` positions (:data:`DEFAULT_CAP` on four suits, else 0).
     All ``ValueError`` outside their ranges (:data:`BUDGET`).
+
+    Counters since the last :meth:`reset` (for reports): ``decisions`` (planned decisions),
+    ``scores`` (scores spent) and ``generated`` (positions the scores' beams generated).
     """
 
     name = "planner"
@@ -220,6 +249,7 @@ class PlannerAgent(BaseAgent):
         screen: int | None = None,
         late: int | None = None,
         bandit: int = 0,
+        cap: int | None = None,
     ) -> None:
         super().__init__(variant, seed)
         given = {
@@ -237,6 +267,7 @@ class PlannerAgent(BaseAgent):
             "screen": screen,
             "late": late,
             "bandit": bandit,
+            "cap": cap,
         }
         #: the budget as given (the keys of :data:`GAME_KEYS` left ``None`` take the game's
         #: default, :func:`default_budget`)
@@ -256,21 +287,28 @@ class PlannerAgent(BaseAgent):
         self._inner: Any = None
         self._plan: list[int] = []
         self._stuck = 0  # decisions left before searching again where a search found nothing
+        self._wait = RETRY_EVERY  # the next such wait (doubles while searches find nothing)
+        self._dead = False  # a closure showed that the game is lost: no more searches
         self.decisions = 0  # planned decisions since the last reset (for reports)
         self.scores = 0  # scores spent since the last reset
+        self.generated = 0  # positions the scores' beams generated since the last reset
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._fallback.reset(seed)
         self._plan = []
         self._stuck = 0
+        self._wait = RETRY_EVERY
+        self._dead = False
         self.decisions = 0
         self.scores = 0
+        self.generated = 0
 
     def replan(self) -> None:
         """Drop the plan being followed: the next :meth:`act` plans from what it is shown
         (for a caller whose table did not follow the agent's moves, e.g. ``play``'s hints)."""
         self._plan = []
+        self._dead = False
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -279,6 +317,10 @@ class PlannerAgent(BaseAgent):
         return state
 
     # ------------------------------------------------------------------------------------
+    def _generated(self) -> int:
+        """Positions generated by the scores of the searches made so far."""
+        return sum(s.generated for s in (self._search, self._wide, self._inner) if s is not None)
+
     def _searches(self, v: Variant, wide: bool = False) -> Any:
         """The searches of the budget, made on first use (``wide``: with :data:`WIDE_CLOSURE`
         times the closure)."""
@@ -312,7 +354,9 @@ class PlannerAgent(BaseAgent):
         self._plan = []
         if len(legal) == 1:
             return legal[0]
+        before = self._generated()
         plan = self._make_plan(v, obs, mask, info, legal)
+        self.generated += self._generated() - before
         if not plan or plan[0] not in legal:  # pragma: no cover - a plan is made of legal ids
             raise AssertionError(f"the planner planned {plan} where {legal} are legal")
         self._plan = plan[1:]
@@ -328,6 +372,8 @@ class PlannerAgent(BaseAgent):
     ) -> list[int]:
         from spider_env.search.solver import without_undo
 
+        if self._dead:
+            return [int(self._fallback.act(obs, mask, info))]
         search = self._searches(v)
         game = search.game
         view = TableView.from_obs(v, obs)
@@ -338,18 +384,22 @@ class PlannerAgent(BaseAgent):
         won, ev_node, ev_action = search.closure(root)
         if won < 0 and ev_node.size == 0 and search.full:
             # nothing found in a closure that ran out of room: look further before giving up
-            # (and, if that finds nothing either, not again for RETRY_EVERY decisions)
+            # (and, if that finds nothing either, not again for a while: _give_up)
             if self._stuck > 0:
                 self._stuck -= 1
             else:
                 search = self._searches(v, wide=True)
                 won, ev_node, ev_action = search.closure(root)
                 if won < 0 and ev_node.size == 0:
-                    self._stuck = RETRY_EVERY
+                    self._give_up()
         if won >= 0:
             return search.path(won)
         if ev_node.size == 0:
+            # a whole closure without a win or an event: no move will ever turn a card up or
+            # deal again, so the game is lost; the lookahead agent plays it out
+            self._dead = not search.full
             return [int(self._fallback.act(obs, mask, info))]
+        self._wait = RETRY_EVERY  # a search found something: the waits start again
         self.decisions += 1
         ev_node, ev_action = self._held(v, ev_node, ev_action)
         best = 0
@@ -378,6 +428,14 @@ class PlannerAgent(BaseAgent):
             evals, keep = evals * DEAL_FACTOR, keep * 2
         elif b["late"] > 1 and deals_left(search.pr, root) == 0:
             evals *= b["late"]
+        beam: dict[str, int] = {}
+        if b["cap"] and self.generated >= b["cap"] * 1_000_000:
+            # the game has spent its cap: the base budget's scores from here on
+            evals = min(evals, DEFAULT_EVALS * (DEAL_FACTOR if dealing else 1))
+            beam = {
+                "width": min(DEFAULT_WIDTH, search.width),
+                "nodes": min(DEFAULT_NODES, search.nodes),
+            }
         if b["bandit"]:
             schedule = []
             total = max(1, evals - min(n, keep) + 1)  # the most scores one candidate can get
@@ -394,7 +452,9 @@ class PlannerAgent(BaseAgent):
         if alive.size > keep:
             alive = self._screen(search, slots, values, ev_node, ev_action, alive)[:keep]
         if b["bandit"]:
-            return self._bandit(search, slots, values, ev_node, ev_action, alive[:keep], evals)
+            return self._bandit(
+                search, slots, values, ev_node, ev_action, alive[:keep], evals, beam
+            )
         sums = np.zeros(n)
         counts = np.zeros(n)
         first = 0
@@ -404,7 +464,9 @@ class PlannerAgent(BaseAgent):
             first += each
             pair_cand = np.repeat(alive, each).astype(np.int64)
             pair_sample = np.tile(samples, alive.size).astype(np.int64)
-            scores = search.evaluate(slots, values, ev_node, ev_action, pair_cand, pair_sample)
+            scores = search.evaluate(
+                slots, values, ev_node, ev_action, pair_cand, pair_sample, **beam
+            )
             if b["worst"]:
                 scores += (b["worst"] / 100) * search.worst(
                     slots, values, ev_node, ev_action, pair_cand, pair_sample, WORST_CLOSURE
@@ -447,6 +509,7 @@ class PlannerAgent(BaseAgent):
         ev_action: np.ndarray,
         alive: np.ndarray,
         evals: int,
+        beam: dict[str, int],
     ) -> int:
         """UCB1 over the candidates ``alive`` (``bandit=1``): each is scored once on the first
         layout, then each of the other ``evals`` scores goes to the candidate with the highest
@@ -457,14 +520,22 @@ class PlannerAgent(BaseAgent):
         if k == 1:
             return int(alive[0])
         cand = alive.astype(np.int64)
-        sums = search.evaluate(slots, values, ev_node, ev_action, cand, np.zeros(k, np.int64))
+        sums = search.evaluate(
+            slots, values, ev_node, ev_action, cand, np.zeros(k, np.int64), **beam
+        )
         counts = np.ones(k, dtype=np.int64)
         self.scores += k
         for t in range(k, max(evals, k)):
             ucb = sums / counts + np.sqrt(2.0 * math.log(t) / counts)
             i = int(np.argmax(ucb))  # counts[i] <= t - (k - 1) < evals - k + 1 layouts
             score = search.evaluate(
-                slots, values, ev_node, ev_action, cand[i : i + 1], counts[i : i + 1].copy()
+                slots,
+                values,
+                ev_node,
+                ev_action,
+                cand[i : i + 1],
+                counts[i : i + 1].copy(),
+                **beam,
             )
             sums[i] += score[0]
             counts[i] += 1
@@ -572,7 +643,7 @@ class PlannerAgent(BaseAgent):
 
     def _exact_plan(self, v: Variant, root: np.ndarray) -> list[int]:
         """With nothing unseen: the beam solver's winning line, or ``[]`` (then retried
-        after :data:`RETRY_EVERY` decisions)."""
+        after a wait, :meth:`_give_up`)."""
         if self._stuck > 0:
             self._stuck -= 1
             return []
@@ -583,8 +654,14 @@ class PlannerAgent(BaseAgent):
         code, line = self._exact.run(root)
         if code == 0 and line:
             return [int(a) for a in line]
-        self._stuck = RETRY_EVERY
+        self._give_up()
         return []
+
+    def _give_up(self) -> None:
+        """A search found nothing: no such search for the next ``_wait`` decisions, and twice
+        as long (up to :data:`RETRY_MAX`) if the next one finds nothing either."""
+        self._stuck = self._wait
+        self._wait = min(2 * self._wait, RETRY_MAX)
 
 
 __all__ = [

@@ -219,6 +219,88 @@ def test_the_bandit_spends_the_scores_and_changes_some_choices() -> None:
     assert any(differ for differ, _, _ in games)
 
 
+class _SearchesToTheEnd(PlannerAgent):
+    """The planner without its shortcut for a lost game: it searches at every decision."""
+
+    @property
+    def _dead(self) -> bool:
+        return False
+
+    @_dead.setter
+    def _dead(self, value: bool) -> None:
+        pass
+
+
+def test_a_game_shown_lost_is_played_out_without_searching_and_with_the_same_moves() -> None:
+    """Once a whole closure holds no win and no event (no card will ever turn up, no deal
+    come), the game is lost: the planner stops searching (no more decisions) and plays the
+    same moves as a planner that goes on searching (2-suit deal 5, lost at step 76)."""
+    budget = {"evals": 12, "candidates": 6, "nodes": 1500}
+    agent = PlannerAgent("spider-2suit", 4, **budget)
+    actions, _ = play(agent, "spider-2suit", 5, 300, seed=4)
+    decisions = agent.decisions
+    assert agent._dead and len(actions) == 300
+    searching = _SearchesToTheEnd("spider-2suit", 4, **budget)
+    assert play(searching, "spider-2suit", 5, 300, seed=4)[0] == actions
+    assert not searching._dead and searching.decisions == decisions  # the same decisions
+    agent.reset(seed=4)
+    assert not agent._dead  # a new game is searched again
+    agent._dead = True
+    agent.replan()
+    assert not agent._dead  # and so is a table that did not follow the agent's moves
+
+
+def test_a_search_that_keeps_finding_nothing_waits_twice_as_long_each_time() -> None:
+    """A closure without an event even listed larger (or a table with nothing unseen and no
+    win found) is searched again after 5 decisions, then 10, 20, 40 and 80 at most; a new game
+    starts the waits again."""
+    agent = PlannerAgent("spider-4suit", 0)
+    waits = []
+    for _ in range(6):
+        agent._give_up()
+        waits.append(agent._stuck)
+    assert waits == [5, 10, 20, 40, 80, 80]
+    agent.reset(seed=0)
+    agent._give_up()
+    assert agent._stuck == 5
+
+
+def play_spending(agent: PlannerAgent, deal: int, steps: int) -> list[tuple[int, int, int]]:
+    """A 2-suit game of ``deal`` (``steps`` actions at most): after each action, the action, the
+    agent's scores spent and the positions its scores generated."""
+    env = SpiderEnv(variant="spider-2suit")
+    obs, info = env.reset(options={"deal": deal})
+    agent.reset(seed=4)
+    out = []
+    for _ in range(steps):
+        a = agent.act(obs, info["action_mask"], info)
+        out.append((a, agent.scores, agent.generated))
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            break
+    return out
+
+
+def test_the_cap_gives_the_decisions_after_it_the_base_budgets_scores() -> None:
+    """``cap=C``: the same game until the scores have generated C million positions, then
+    each decision spends at most the base budget's scores (48, four times that where to deal
+    from), each a beam of at most 4,000 positions (8,000 without the cap)."""
+    big = {"evals": 96, "candidates": 6, "nodes": 8000}
+    plain = play_spending(PlannerAgent("spider-2suit", 4, **big), 3, 150)
+    capped_agent = PlannerAgent("spider-2suit", 4, cap=1, **big)
+    assert capped_agent.name == "planner:evals=96,candidates=6,nodes=8000,cap=1"
+    capped = play_spending(capped_agent, 3, 150)
+    reached = next(i for i, (_, _, made) in enumerate(plain) if made >= 1_000_000)
+    assert capped[: reached + 1] == plain[: reached + 1]
+    assert capped != plain
+    after, after_plain = (
+        [(y[1] - x[1], y[2] - x[2]) for x, y in itertools.pairwise(game[reached:]) if y[1] > x[1]]
+        for game in (capped, plain)
+    )
+    assert after and all(made <= 4000 * scores and scores <= 48 * 4 for scores, made in after)
+    assert any(made > 4000 * scores for scores, made in after_plain)  # without the cap: more
+
+
 def test_a_smaller_beam_scores_like_a_search_of_that_budget() -> None:
     """``PlanSearch.evaluate(width=, nodes=)`` (the screen's cheap beam) gives the scores of a
     search made with that beam, on the same closure; its own size is the default."""
@@ -418,6 +500,7 @@ def test_halving_schedule_halves_and_stays_within_the_budget() -> None:
         ("planner:screen=-1", "screen must be an int in 0..100,000, got -1"),
         ("planner:late=0", "late must be an int in 1..100, got 0"),
         ("planner:bandit=2", "bandit must be an int in 0..1, got 2"),
+        ("planner:cap=-1", "cap must be an int in 0..1,000,000, got -1"),
         ("planner:exact=60000000", "exact must be an int in 1..50,000,000"),
         ("planner:foo=1", "bad planner budget 'foo=1'.*evals, candidates, width"),
         ("planner:", "bad planner budget ''"),
@@ -464,6 +547,8 @@ def test_four_suits_take_the_larger_default_budget_and_a_given_key_overrides_it(
     assert default_budget("spider-tournament-2suit")["screen"] == 0
     assert default_budget("spiderette-1suit")["late"] == 4  # and scores late decisions more
     assert default_budget("spider-2suit")["late"] == 1
+    assert default_budget("spider-4suit")["cap"] == 45  # four suits cap a game's scores
+    assert default_budget("spider-2suit")["cap"] == 0
     for name in ("spider-4suit", "spiderette-4suit", "scorpion"):
         assert default_budget(get_variant(name)) == base | FOUR_SUITS_BUDGET
         agent = make_agent("planner", name)

@@ -190,12 +190,13 @@ def beam_value(
     b_action: np.ndarray,
     deals: int,
     stock_by_left: np.ndarray,
+    spent: np.ndarray,
 ) -> float:
     """A beam ``width`` wide (per count of deals left) from ``root``, at most ``budget``
     positions generated and ``max_depth`` depths: 1.0 if it wins, else :func:`graded` of the
-    best position generated. Buffers as :class:`spider_env.search.beam.BeamSolver` makes them
-    (``width * n_buckets`` frontier rows); ``table`` is cleared here and must hold
-    ``2 * budget`` keys."""
+    best position generated; the positions generated are added to ``spent[0]``. Buffers as
+    :class:`spider_env.search.beam.BeamSolver` makes them (``width * n_buckets`` frontier
+    rows); ``table`` is cleared here and must hold ``2 * budget`` keys."""
     if is_won(pr, root):
         return 1.0
     table[:] = 0
@@ -212,6 +213,7 @@ def beam_value(
             counters, flags, True, deals,
         )  # fmt: skip
         if nc < 0:
+            spent[0] += counters[0]
             return 1.0
         for j in range(nc):
             key = c_key[j] + stock_term(stock_by_left, c_left[j])
@@ -223,6 +225,7 @@ def beam_value(
             cand, c_parent, c_action, c_key, c_left, nc, width, n_buckets, frontier, f_ids,
             b_parent, b_action, 0, flags,
         )  # fmt: skip
+    spent[0] += counters[0]
     return graded(pr, best, n_cards)
 
 
@@ -272,11 +275,12 @@ def evaluate(
     b_action: np.ndarray,
     deals: int,
     stock_by_left: np.ndarray,
+    spent: np.ndarray,
 ) -> None:
     """``out[p]`` = :func:`beam_value` of candidate ``pair_cand[p]`` on sample
     ``pair_sample[p]``: closure position ``recs[cand_node[k]]`` with the sample's unseen cards
     (``values[s]`` in the hidden ``slots``) put in, then its event ``cand_event[k]`` played
-    (-1: none)."""
+    (-1: none); the beams' positions generated are added to ``spent[0]``."""
     st = new_state(pr)
     for p in range(pair_cand.shape[0]):
         k = pair_cand[p]
@@ -284,7 +288,7 @@ def evaluate(
         out[p] = beam_value(
             pr, st, width, budget, max_depth, n_buckets, n_cards, frontier, f_ids, cand,
             c_parent, c_action, c_key, c_left, table, b_parent, b_action, deals,
-            stock_by_left,
+            stock_by_left, spent,
         )  # fmt: skip
 
 
@@ -413,6 +417,8 @@ class PlanSearch:
             np.empty(front, dtype=np.int32),
         )
         self.full = False
+        #: positions the scores' beams (:meth:`evaluate`) have generated, all calls
+        self.generated = 0
         self._worst: tuple[np.ndarray, ...] | None = None
 
     def closure(self, root: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
@@ -448,11 +454,13 @@ class PlanSearch:
         width = self.width if width is None else _within("width", width, self.width)
         nodes = self.nodes if nodes is None else _within("nodes", nodes, self.nodes)
         out = np.empty(pair_cand.shape[0], dtype=np.float64)
+        spent = np.zeros(1, dtype=np.int64)
         evaluate(
             self.pr, self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample,
             out, width, nodes, self.max_depth, self.n_buckets, self.n_cards,
-            *self.beam, self.deals, self.stock_by_left,
+            *self.beam, self.deals, self.stock_by_left, spent,
         )  # fmt: skip
+        self.generated += int(spent[0])
         return out
 
     def worst(
