@@ -104,7 +104,7 @@ RETRY_MAX = 80
 
 #: The scores' budget of a game of four suits (:func:`default_budget`): a 4-suit game rarely
 #: offers a won line to a short beam, so the choice rests on many graded scores; a game takes
-#: about 20 seconds (19.2 on average over 4-suit deals 0..199; the issue's bound: a minute).
+#: about 18 seconds (17.9 on average over 4-suit deals 0..199 with the cap; the bound: a minute).
 #: ``cap``: at about a million positions a second here, a game's scores reach the cap after
 #: about 42 seconds (without it, the longest game of deals 0..199 took 108 s).
 FOUR_SUITS_BUDGET: dict[str, int] = {
