@@ -16,7 +16,9 @@ left it:
    static rank (or, with ``screen=N``, by one cheap score each of the best N), spending
    ``evals`` scores by successive halving: every candidate is scored on a few samples, the
    better half on more, and so on (so the scores go where the choice is close; ``bandit=1``:
-   UCB1 instead; ``late=L``: L times the scores once the stock is empty). With
+   UCB1 instead; ``late=L``: L times the scores once the stock is empty; ``blind=K``: once the
+   stock is empty, the candidates tied at the top rolled out K times each by a player that
+   sees only what a player sees, :func:`spider_env.search.plan.blind_value`). With
    ``ply2=K`` the two best are then compared one decision further: on ``K`` samples each plays
    its event, and the next decision's best candidates are scored on fresh layouts of the
    cards still unseen (what a player would know then, not the sample's cards);
@@ -96,6 +98,11 @@ SCREEN_WIDTH = 1
 SCREEN_NODES = 500
 #: Positions of the closure of a worst-case score (``worst``).
 WORST_CLOSURE = 500
+#: The blind rollouts (``blind``): candidates tied at the top of the halving rolled out at most,
+#: the positions of a rollout's closures at most, and the draws of a card a rank averages.
+BLIND_TOP = 4
+BLIND_CLOSURE = 500
+BLIND_DRAWS = 2
 #: Decisions between two searches that found nothing (a position with nothing unseen without a
 #: win found, a closure without an event even listed 16 times larger); the wait doubles with
 #: every search in a row that finds nothing, up to :data:`RETRY_MAX`.
@@ -139,6 +146,7 @@ BUDGET: dict[str, tuple[int, int, int]] = {
     "late": (1, 1, 100),
     "bandit": (0, 0, 1),
     "cap": (0, 0, 1_000_000),
+    "blind": (0, 0, 1000),
 }
 BUDGET_KEYS = tuple(BUDGET)
 
@@ -222,10 +230,14 @@ class PlannerAgent(BaseAgent):
             decisions spend at most :data:`DEFAULT_EVALS` scores (four times that where to
             deal from), each a beam at most :data:`DEFAULT_WIDTH` wide of
             :data:`DEFAULT_NODES` positions (:data:`DEFAULT_CAP` on four suits, else 0).
+        blind: 0, or K: at a decision made with the stock empty, the candidates tied at the top
+            of the halving (at most :data:`BLIND_TOP`) are rolled out on K fresh layouts each by
+            a player blind to the unseen cards, and the best mean is played (:meth:`_blind`).
     All ``ValueError`` outside their ranges (:data:`BUDGET`).
 
     Counters since the last :meth:`reset` (for reports): ``decisions`` (planned decisions),
-    ``scores`` (scores spent) and ``generated`` (positions the scores' beams generated).
+    ``scores`` (scores spent, rollouts included), ``generated`` (positions the scores' beams
+    and the rollouts' closures generated) and ``blinds`` (decisions that rolled out).
     """
 
     name = "planner"
@@ -250,6 +262,7 @@ class PlannerAgent(BaseAgent):
         late: int | None = None,
         bandit: int = 0,
         cap: int | None = None,
+        blind: int = 0,
     ) -> None:
         super().__init__(variant, seed)
         given = {
@@ -268,6 +281,7 @@ class PlannerAgent(BaseAgent):
             "late": late,
             "bandit": bandit,
             "cap": cap,
+            "blind": blind,
         }
         #: the budget as given (the keys of :data:`GAME_KEYS` left ``None`` take the game's
         #: default, :func:`default_budget`)
@@ -292,6 +306,7 @@ class PlannerAgent(BaseAgent):
         self.decisions = 0  # planned decisions since the last reset (for reports)
         self.scores = 0  # scores spent since the last reset
         self.generated = 0  # positions the scores' beams generated since the last reset
+        self.blinds = 0  # decisions that rolled out tied candidates since the last reset
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -303,6 +318,7 @@ class PlannerAgent(BaseAgent):
         self.decisions = 0
         self.scores = 0
         self.generated = 0
+        self.blinds = 0
 
     def replan(self) -> None:
         """Drop the plan being followed: the next :meth:`act` plans from what it is shown
@@ -476,9 +492,55 @@ class PlannerAgent(BaseAgent):
             np.add.at(counts, pair_cand, 1)
             means = sums[alive] / counts[alive]
             alive = alive[np.argsort(-means, kind="stable")]
+        if b["blind"] and not dealing and deals_left(search.pr, root) == 0:
+            return self._blind(search, slots, known, ev_node, ev_action, sums, counts, alive)
         if b["ply2"] and not dealing and alive.size >= 2:
             return self._second_ply(search, slots, known, ev_node, ev_action, alive[:2])
         return int(alive[0])
+
+    def _blind(
+        self,
+        search: Any,
+        slots: np.ndarray,
+        known: np.ndarray,
+        ev_node: np.ndarray,
+        ev_action: np.ndarray,
+        sums: np.ndarray,
+        counts: np.ndarray,
+        alive: np.ndarray,
+    ) -> int:
+        """Among the candidates tied at the top of the halving (the best mean, at most
+        :data:`BLIND_TOP`, more scores first), the one whose ``blind`` rollouts on fresh layouts
+        score best (:meth:`PlanSearch.blind <spider_env.search.plan.PlanSearch.blind>`: a
+        player that sees only what a player sees plays each layout out; the halving's choice
+        first, so that it keeps ties). With one such candidate, the halving's choice, at no
+        cost."""
+        scored = np.flatnonzero(counts)
+        means = sums[scored] / counts[scored]
+        order = scored[np.lexsort((-counts[scored], -means))]
+        top = means.max()
+        tied = [int(k) for k in order if sums[k] / counts[k] >= top - 1e-9][:BLIND_TOP]
+        if int(alive[0]) in tied:  # the halving's choice first among equals
+            tied.remove(int(alive[0]))
+            tied.insert(0, int(alive[0]))
+        if len(tied) <= 1:
+            return int(alive[0])
+        K = self.budget["blind"]
+        values = np.empty((K, slots.size), dtype=known.dtype)
+        for s in range(K):
+            values[s] = self.rng.permutation(known)
+        cand = np.asarray(tied, dtype=np.int64)
+        pair_cand = np.repeat(cand, K)
+        pair_sample = np.tile(np.arange(K, dtype=np.int64), cand.size)
+        seeds = np.tile(self.rng.integers(0, 2**31 - 1, size=K), cand.size).astype(np.int64)
+        scores = search.blind(
+            slots, values, ev_node, ev_action, pair_cand, pair_sample, seeds,
+            positions=BLIND_CLOSURE, draws=BLIND_DRAWS, hold=bool(self.budget["hold"]),
+        )  # fmt: skip
+        self.scores += scores.size
+        self.blinds += 1
+        totals = scores.reshape(cand.size, K).mean(axis=1)
+        return int(cand[int(np.argmax(totals))])
 
     def _screen(
         self,

@@ -38,6 +38,7 @@ PLY2 = SMALL + ",ply2=2"  # with the second ply between the two best candidates
 WORST = SMALL + ",worst=100"  # with the worst-case term in every score
 SCREEN = SMALL + ",screen=40"  # up to 40 candidates screened by one cheap score each
 BANDIT = SMALL + ",bandit=1"  # UCB1 hands out the scores instead of successive halving
+BLIND = SMALL + ",blind=6"  # candidates tied at the top, with the stock empty, rolled out blind
 
 
 # --- no peeking: the issue's permutation test --------------------------------------------------
@@ -94,6 +95,51 @@ def test_choice_is_unchanged_when_face_down_cards_and_stock_are_permuted(
     assert checked >= 10 or term
     assert permuted >= checked // 2
     assert isinstance(agent, PlannerAgent) and agent.decisions > 0
+
+
+def late_state(name: str, deal: int) -> Any:
+    """The position of ``deal`` where the greedy agent (seed 4) first finds the stock empty, with
+    cards still face down."""
+    env = SpiderEnv(variant=name)
+    obs, info = env.reset(options={"deal": deal})
+    agent = make_agent("greedy", name, 4)
+    agent.reset(seed=4)
+    for _ in range(1000):
+        if info["deals_left"] == 0:
+            break
+        obs, _, term, trunc, info = env.step(agent.act(obs, info["action_mask"], info))
+        assert not (term or trunc)
+    assert info["deals_left"] == 0 and any(env.state.down)
+    return env.state
+
+
+@pytest.mark.parametrize("name, deal", [("spider-1suit", 3), ("spider-2suit", 4)])
+def test_blind_rollouts_choose_the_same_when_the_hidden_cards_are_permuted(
+    name: str, deal: int
+) -> None:
+    """The permutation test from a position with the stock empty, where ``blind`` rolls out the
+    candidates tied at the top: every choice is the same with the face-down cards permuted,
+    and the rollouts were consulted."""
+    rng = np.random.default_rng(11)
+    state = late_state(name, deal)
+    env, twin = SpiderEnv(variant=name), SpiderEnv(variant=name)
+    obs, info = env.reset(options={"state": state})
+    agent = make_agent(BLIND, name, seed=3)
+    agent.reset(seed=3)
+    for _ in range(60):
+        mask = info["action_mask"]
+        if not mask.any():
+            break
+        obs2, info2 = twin.reset(options={"state": permute_hidden(env.state, rng)})
+        assert_same(obs, obs2)
+        clone = copy.deepcopy(agent)
+        b = clone.act(obs2, info2["action_mask"], info2)
+        a = agent.act(obs, mask, info)
+        assert a == b
+        obs, _, term, _, info = env.step(a)
+        if term:
+            break
+    assert isinstance(agent, PlannerAgent) and agent.blinds > 0
 
 
 # --- determinism ---------------------------------------------------------------------------------
@@ -217,6 +263,68 @@ def test_the_bandit_spends_the_scores_and_changes_some_choices() -> None:
         assert bandit.name.endswith(",bandit=1")
         assert 0 < bandit.scores <= bandit.decisions * 12 * 4  # evals=12 (DEAL_FACTOR 4)
     assert any(differ for differ, _, _ in games)
+
+
+def test_blind_rollouts_change_only_decisions_made_with_the_stock_empty() -> None:
+    """``blind=K``: the same game as without it while cards are left to deal (the same moves,
+    the same scores), then rollouts of the candidates tied at the top of the halving; on these
+    1-suit deals they are consulted and change a choice at least once."""
+    differ, blinds = False, 0
+    for deal in (3, 5, 7):
+        a, left, spent = play_counting(make_agent(SMALL, "spider-1suit", 4), deal, 400)
+        blind = make_agent(BLIND, "spider-1suit", 4)
+        assert isinstance(blind, PlannerAgent) and blind.name == BLIND
+        b, _, spent_b = play_counting(blind, deal, 400)
+        empty = left.index(0)
+        assert a[:empty] == b[:empty] and spent[:empty] == spent_b[:empty]
+        blinds += blind.blinds
+        differ |= a != b
+    assert blinds > 0 and differ
+
+
+def test_a_blind_rank_reads_nothing_unseen() -> None:
+    """The rank a rollout's player gives an event is the same for every layout of the unseen
+    cards (the card it turns up is drawn from the sorted pool of unseen cards, the cards still
+    face down are blanked), and a rollout is a function of its layout and its seed."""
+    from numba import njit
+
+    from spider_env.search.plan import blind_key, unseen_pool
+
+    @njit
+    def keys(pr, recs, ev_node, ev_action, st, seed):  # type: ignore[no-untyped-def]
+        np.random.seed(seed)
+        pool = np.empty(st.shape[0], dtype=st.dtype)
+        tmp = st.copy()
+        n_pool = unseen_pool(pr, st, pool)
+        out = np.empty(ev_node.shape[0])
+        for e in range(ev_node.shape[0]):
+            out[e] = blind_key(pr, recs[ev_node[e]], ev_action[e], pool, n_pool, 2, tmp)
+        return out
+
+    v = get_variant("spider-1suit")
+    env = SpiderEnv(variant=v.name)
+    env.reset(options={"deal": 9})
+    search = PlanSearch(v)
+    game = search.game
+    root = game.from_state(env.state)
+    slots = np.asarray(game.hidden_slots(root), dtype=np.int64)
+    rng = np.random.default_rng(2)
+    ranks = []
+    for values in (root[slots], rng.permutation(root[slots])):
+        st = root.copy()
+        st[slots] = values
+        _, ev_node, ev_action = search.closure(st)
+        ranks.append(keys(search.pr, search.recs, ev_node, ev_action, st, 7))
+    assert ev_node.size >= 2 and np.array_equal(ranks[0], ranks[1])
+    assert len(set(ranks[0].tolist())) >= 2
+    values = np.stack([rng.permutation(root[slots]) for _ in range(4)])
+    pairs = np.zeros(4, dtype=np.int64), np.arange(4, dtype=np.int64)
+    seeds = np.array([1, 2, 3, 4], dtype=np.int64)
+    one = search.blind(slots, values, ev_node, ev_action, *pairs, seeds, positions=300)
+    two = search.blind(slots, values, ev_node, ev_action, *pairs, seeds, positions=300)
+    assert np.array_equal(one, two) and ((one > 0) & (one <= 1)).all()
+    with pytest.raises(ValueError, match="positions must be at least 1, got 0"):
+        search.blind(slots, values, ev_node, ev_action, *pairs, seeds, positions=0)
 
 
 class _SearchesToTheEnd(PlannerAgent):
@@ -501,6 +609,7 @@ def test_halving_schedule_halves_and_stays_within_the_budget() -> None:
         ("planner:late=0", "late must be an int in 1..100, got 0"),
         ("planner:bandit=2", "bandit must be an int in 0..1, got 2"),
         ("planner:cap=-1", "cap must be an int in 0..1,000,000, got -1"),
+        ("planner:blind=-1", "blind must be an int in 0..1,000, got -1"),
         ("planner:exact=60000000", "exact must be an int in 1..50,000,000"),
         ("planner:foo=1", "bad planner budget 'foo=1'.*evals, candidates, width"),
         ("planner:", "bad planner budget ''"),
@@ -594,7 +703,7 @@ def test_variant_comes_from_info_with_undo() -> None:
 
 
 # --- pickling and evaluation -------------------------------------------------------------------
-@pytest.mark.parametrize("spec", [SMALL, PLY2, WORST])
+@pytest.mark.parametrize("spec", [SMALL, PLY2, WORST, BLIND])
 def test_a_used_agent_pickles_and_the_copy_plays_on_the_same(spec: str) -> None:
     name = "spider-2suit"
     env = SpiderEnv(variant=name)

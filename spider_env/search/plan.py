@@ -14,6 +14,10 @@ reach before the next irreversible event, and a cheap, graded score of a positio
   stock is a guess: what a deal would bring is scored by the candidates that deal.
 * :func:`evaluate`: many (candidate, sample) pairs in one call: a closure position with the
   sample's unseen cards put in, its event played, then :func:`beam_value`.
+* :func:`blind_value` (:func:`evaluate_blind` for many pairs): a score without the beam's
+  knowledge of the sample's cards, a rollout by a player who sees only what a player sees:
+  at each step its closure, then the event best by the static rank with the card it turns up
+  drawn from the unseen cards (:func:`blind_key`); the sample's own card then turns up.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
     apply_action,
+    card_at,
     copy_state,
     deals_left,
     face_down,
@@ -38,6 +43,8 @@ from spider_env.fast.game import (
     new_records,
     new_state,
     pack,
+    pile_card,
+    pile_size,
     position_hash,
     set_card,
     unpack,
@@ -346,6 +353,172 @@ def evaluate_worst(
 
 
 @jit
+def unseen_pool(pr: np.ndarray, st: np.ndarray, pool: np.ndarray) -> int:
+    """Into ``pool``: the cards ``st`` keeps unseen (face down, in the stock; a pile's top too
+    where the variant shows it, so a rollout's player knows a little less than a player),
+    sorted, so that a draw from it depends on what they are, not where they lie; returns how
+    many."""
+    n = 0
+    for c in range(n_columns(pr)):
+        for i in range(face_down(pr, st, c)):
+            pool[n] = card_at(pr, st, c, i)
+            n += 1
+    for j in range(n_piles(pr)):
+        for i in range(pile_size(pr, st, j)):
+            pool[n] = pile_card(pr, st, j, i)
+            n += 1
+    pool[:n].sort()
+    return n
+
+
+@jit
+def blind_key(
+    pr: np.ndarray,
+    rec: np.ndarray,
+    event: int,
+    pool: np.ndarray,
+    n_pool: int,
+    draws: int,
+    tmp: np.ndarray,
+) -> float:
+    """The beam rank of closure position ``rec`` after ``event`` as a player sees it before
+    the event: the card it turns up is drawn ``draws`` times (numba's RNG, seeded by the
+    caller) from the ``n_pool`` unseen cards of ``pool`` (:func:`unseen_pool`) and the ranks
+    averaged, every card still face down blanked (a king); a deal is ranked by the position it
+    is made from. Nothing unseen is read."""
+    unpack(pr, rec, tmp)
+    C = n_columns(pr)
+    if is_deal(pr, event):
+        for c in range(C):
+            for i in range(face_down(pr, tmp, c)):
+                set_card(pr, tmp, c, i, KING)
+        return float(chaos_key(pr, tmp) >> 8)
+    before = np.empty(C, dtype=np.int64)
+    for c in range(C):
+        before[c] = face_down(pr, tmp, c)
+    apply_action(pr, tmp, event)
+    shown = -1
+    for c in range(C):
+        d = face_down(pr, tmp, c)
+        if d < before[c]:
+            shown = c
+        for i in range(d):
+            set_card(pr, tmp, c, i, KING)
+    if shown < 0 or n_pool == 0:
+        return float(chaos_key(pr, tmp) >> 8)
+    at = face_down(pr, tmp, shown)
+    total = 0.0
+    for _ in range(draws):
+        set_card(pr, tmp, shown, at, pool[np.random.randint(n_pool)])
+        total += chaos_key(pr, tmp) >> 8
+    return total / draws
+
+
+@jit
+def blind_value(
+    pr: np.ndarray,
+    start: np.ndarray,
+    max_events: int,
+    draws: int,
+    hold: bool,
+    n_cards: int,
+    recs: np.ndarray,
+    parent: np.ndarray,
+    action: np.ndarray,
+    table: np.ndarray,
+    ev_node: np.ndarray,
+    ev_action: np.ndarray,
+    stock_by_left: np.ndarray,
+    spent: np.ndarray,
+) -> float:
+    """A rollout from ``start`` (a full layout) by a player who sees only what a player sees:
+    at each step the :func:`closure` (in the given buffers), a win played if listed, else the
+    event best by :func:`blind_key` (no deal while a card can be turned up, with ``hold``),
+    then the layout's own cards turn up; at most ``max_events`` events. 1.0 if it wins, else
+    :func:`graded` of the best position of its last closure. The positions listed are added
+    to ``spent[0]``; draws use numba's RNG (seeded by the caller)."""
+    cur = new_state(pr)
+    tmp = new_state(pr)
+    pool = np.empty(cur.shape[0], dtype=cur.dtype)
+    copy_state(pr, start, cur)
+    n = 0
+    for _ in range(max_events + 1):
+        if is_won(pr, cur):
+            return 1.0
+        table[:] = 0
+        n, n_ev, won, _ = closure(pr, cur, recs, parent, action, table, ev_node, ev_action)
+        spent[0] += n
+        if won >= 0:
+            return 1.0
+        if n_ev == 0:
+            break
+        reveal = False
+        if hold:
+            for e in range(n_ev):
+                if not is_deal(pr, ev_action[e]):
+                    reveal = True
+                    break
+        n_pool = unseen_pool(pr, cur, pool)
+        best = -1
+        best_key = 0.0
+        for e in range(n_ev):
+            if reveal and is_deal(pr, ev_action[e]):
+                continue
+            key = blind_key(pr, recs[ev_node[e]], ev_action[e], pool, n_pool, draws, tmp)
+            if best < 0 or key < best_key:
+                best, best_key = e, key
+        unpack(pr, recs[ev_node[best]], cur)
+        apply_action(pr, cur, ev_action[best])
+    stock = stock_term(stock_by_left, deals_left(pr, cur))
+    best_rank = chaos_key(pr, cur) + stock
+    for i in range(1, n):
+        unpack(pr, recs[i], tmp)
+        key = chaos_key(pr, tmp) + stock_term(stock_by_left, deals_left(pr, tmp))
+        if key < best_rank:
+            best_rank = key
+    return graded(pr, best_rank, n_cards)
+
+
+@jit
+def evaluate_blind(
+    pr: np.ndarray,
+    recs: np.ndarray,
+    slots: np.ndarray,
+    values: np.ndarray,
+    cand_node: np.ndarray,
+    cand_event: np.ndarray,
+    pair_cand: np.ndarray,
+    pair_sample: np.ndarray,
+    seeds: np.ndarray,
+    out: np.ndarray,
+    max_events: int,
+    draws: int,
+    hold: bool,
+    n_cards: int,
+    b_recs: np.ndarray,
+    b_parent: np.ndarray,
+    b_action: np.ndarray,
+    b_table: np.ndarray,
+    b_node: np.ndarray,
+    b_event: np.ndarray,
+    stock_by_left: np.ndarray,
+    spent: np.ndarray,
+) -> None:
+    """``out[p]``: :func:`blind_value` of candidate ``pair_cand[p]`` on sample
+    ``pair_sample[p]`` (its event played on the sample's layout), numba's RNG seeded with
+    ``seeds[p]`` first; the rollouts' closures in the ``b_`` buffers."""
+    st = new_state(pr)
+    for p in range(pair_cand.shape[0]):
+        k = pair_cand[p]
+        candidate_state(pr, recs[cand_node[k]], slots, values[pair_sample[p]], cand_event[k], st)
+        np.random.seed(seeds[p])
+        out[p] = blind_value(
+            pr, st, max_events, draws, hold, n_cards, b_recs, b_parent, b_action, b_table,
+            b_node, b_event, stock_by_left, spent,
+        )  # fmt: skip
+
+
+@jit
 def static_keys(
     pr: np.ndarray,
     recs: np.ndarray,
@@ -417,9 +590,11 @@ class PlanSearch:
             np.empty(front, dtype=np.int32),
         )
         self.full = False
-        #: positions the scores' beams (:meth:`evaluate`) have generated, all calls
+        #: positions the scores' beams (:meth:`evaluate`) have generated and the rollouts'
+        #: closures (:meth:`blind`) listed, all calls
         self.generated = 0
         self._worst: tuple[np.ndarray, ...] | None = None
+        self._blind: tuple[np.ndarray, ...] | None = None
 
     def closure(self, root: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
         """:func:`closure` of ``root``: ``(won node or -1, event nodes, event actions)``
@@ -487,6 +662,38 @@ class PlanSearch:
         )  # fmt: skip
         return out
 
+    def blind(
+        self,
+        slots: np.ndarray,
+        values: np.ndarray,
+        cand_node: np.ndarray,
+        cand_event: np.ndarray,
+        pair_cand: np.ndarray,
+        pair_sample: np.ndarray,
+        seeds: np.ndarray,
+        *,
+        positions: int,
+        max_events: int = 200,
+        draws: int = 2,
+        hold: bool = True,
+    ) -> np.ndarray:
+        """:func:`evaluate_blind` of the pairs (a new array of scores), each rollout's closures
+        at most ``positions`` positions (buffers made on first use, again if it changes); the
+        positions listed are added to :attr:`generated`."""
+        positions = _within("positions", positions)
+        if self._blind is None or self._blind[0].shape[0] != positions:
+            self._blind = _closure_buffers(self.pr, positions)
+        recs, parent, action, table, node, event = self._blind
+        out = np.empty(pair_cand.shape[0], dtype=np.float64)
+        spent = np.zeros(1, dtype=np.int64)
+        evaluate_blind(
+            self.pr, self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample,
+            seeds, out, _within("max_events", max_events), _within("draws", draws), hold,
+            self.n_cards, recs, parent, action, table, node, event, self.stock_by_left, spent,
+        )  # fmt: skip
+        self.generated += int(spent[0])
+        return out
+
     def static(
         self, slots: np.ndarray, values: np.ndarray, cand_node: np.ndarray, cand_event: np.ndarray
     ) -> np.ndarray:
@@ -533,14 +740,18 @@ __all__ = [
     "GRADED_TOP",
     "PlanSearch",
     "beam_value",
+    "blind_key",
+    "blind_value",
     "candidate_state",
     "closure",
     "evaluate",
+    "evaluate_blind",
     "evaluate_worst",
     "face_down_total",
     "graded",
     "static_keys",
     "stock_term",
+    "unseen_pool",
 ]
 
 
