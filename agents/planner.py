@@ -231,8 +231,9 @@ class PlannerAgent(BaseAgent):
             deal from), each a beam at most :data:`DEFAULT_WIDTH` wide of
             :data:`DEFAULT_NODES` positions (:data:`DEFAULT_CAP` on four suits, else 0).
         blind: 0, or K: at a decision made with the stock empty, the candidates tied at the top
-            of the halving (at most :data:`BLIND_TOP`) are rolled out on K fresh layouts each by
-            a player blind to the unseen cards, and the best mean is played (:meth:`_blind`).
+            of the halving's last round (at most :data:`BLIND_TOP`) are rolled out on K fresh
+            layouts each by a player blind to the unseen cards, and the best mean is played
+            (:meth:`_blind`).
     All ``ValueError`` outside their ranges (:data:`BUDGET`).
 
     Counters since the last :meth:`reset` (for reports): ``decisions`` (planned decisions),
@@ -493,10 +494,26 @@ class PlannerAgent(BaseAgent):
             means = sums[alive] / counts[alive]
             alive = alive[np.argsort(-means, kind="stable")]
         if b["blind"] and not dealing and deals_left(search.pr, root) == 0:
-            return self._blind(search, slots, known, ev_node, ev_action, sums, counts, alive)
+            tied = self._tied(sums, counts, alive)
+            if len(tied) > 1:
+                return self._blind(search, slots, known, ev_node, ev_action, tied)
         if b["ply2"] and not dealing and alive.size >= 2:
             return self._second_ply(search, slots, known, ev_node, ev_action, alive[:2])
         return int(alive[0])
+
+    @staticmethod
+    def _tied(sums: np.ndarray, counts: np.ndarray, alive: np.ndarray) -> list[int]:
+        """The candidates tied at the top of the halving's last round (the best mean among the
+        candidates scored most), at most :data:`BLIND_TOP`, the halving's choice first."""
+        scored = np.flatnonzero(counts == counts.max())
+        means = sums[scored] / counts[scored]
+        order = scored[np.argsort(-means, kind="stable")]
+        top = means.max()
+        tied = [int(k) for k in order if sums[k] / counts[k] >= top - 1e-9][:BLIND_TOP]
+        if int(alive[0]) in tied:
+            tied.remove(int(alive[0]))
+            tied.insert(0, int(alive[0]))
+        return tied
 
     def _blind(
         self,
@@ -505,26 +522,12 @@ class PlannerAgent(BaseAgent):
         known: np.ndarray,
         ev_node: np.ndarray,
         ev_action: np.ndarray,
-        sums: np.ndarray,
-        counts: np.ndarray,
-        alive: np.ndarray,
+        tied: list[int],
     ) -> int:
-        """Among the candidates tied at the top of the halving (the best mean, at most
-        :data:`BLIND_TOP`, more scores first), the one whose ``blind`` rollouts on fresh layouts
-        score best (:meth:`PlanSearch.blind <spider_env.search.plan.PlanSearch.blind>`: a
-        player that sees only what a player sees plays each layout out; the halving's choice
-        first, so that it keeps ties). With one such candidate, the halving's choice, at no
-        cost."""
-        scored = np.flatnonzero(counts)
-        means = sums[scored] / counts[scored]
-        order = scored[np.lexsort((-counts[scored], -means))]
-        top = means.max()
-        tied = [int(k) for k in order if sums[k] / counts[k] >= top - 1e-9][:BLIND_TOP]
-        if int(alive[0]) in tied:  # the halving's choice first among equals
-            tied.remove(int(alive[0]))
-            tied.insert(0, int(alive[0]))
-        if len(tied) <= 1:
-            return int(alive[0])
+        """Of the ``tied`` candidates (:meth:`_tied`), the one whose ``blind`` rollouts on
+        fresh layouts score best (:meth:`PlanSearch.blind
+        <spider_env.search.plan.PlanSearch.blind>`: a player that sees only what a player
+        sees plays each layout out); ties keep the order."""
         K = self.budget["blind"]
         values = np.empty((K, slots.size), dtype=known.dtype)
         for s in range(K):
