@@ -505,15 +505,14 @@ class PlannerAgent(BaseAgent):
     def _tied(sums: np.ndarray, counts: np.ndarray, alive: np.ndarray) -> list[int]:
         """The candidates tied at the top of the halving's last round (the best mean among the
         candidates scored most), at most :data:`BLIND_TOP`, the halving's choice first."""
-        scored = np.flatnonzero(counts == counts.max())
-        means = sums[scored] / counts[scored]
-        order = scored[np.argsort(-means, kind="stable")]
-        top = means.max()
-        tied = [int(k) for k in order if sums[k] / counts[k] >= top - 1e-9][:BLIND_TOP]
-        if int(alive[0]) in tied:
-            tied.remove(int(alive[0]))
-            tied.insert(0, int(alive[0]))
-        return tied
+        first = int(alive[0])  # the last round's best: scored most, the best mean
+        top = sums[first] / counts[first]
+        others = [
+            int(k)
+            for k in np.flatnonzero(counts == counts[first])
+            if k != first and sums[k] / counts[k] >= top - 1e-9
+        ]
+        return [first, *others[: BLIND_TOP - 1]]
 
     def _blind(
         self,

@@ -282,6 +282,15 @@ def test_blind_rollouts_change_only_decisions_made_with_the_stock_empty() -> Non
     assert blinds > 0 and differ
 
 
+def opening(deal: int) -> tuple[PlanSearch, np.ndarray, np.ndarray]:
+    """A 1-suit search, the opening of ``deal`` (a state vector) and its hidden slots."""
+    search = PlanSearch(get_variant("spider-1suit"))
+    env = SpiderEnv(variant="spider-1suit")
+    env.reset(options={"deal": deal})
+    root = search.game.from_state(env.state)
+    return search, root, np.asarray(search.game.hidden_slots(root), dtype=np.int64)
+
+
 def test_a_blind_rank_reads_nothing_unseen() -> None:
     """The rank a rollout's player gives an event is the same for every layout of the unseen
     cards (the card it turns up is drawn from the sorted pool of unseen cards, the cards still
@@ -301,13 +310,7 @@ def test_a_blind_rank_reads_nothing_unseen() -> None:
             out[e] = blind_key(pr, recs[ev_node[e]], ev_action[e], pool, n_pool, 2, tmp)
         return out
 
-    v = get_variant("spider-1suit")
-    env = SpiderEnv(variant=v.name)
-    env.reset(options={"deal": 9})
-    search = PlanSearch(v)
-    game = search.game
-    root = game.from_state(env.state)
-    slots = np.asarray(game.hidden_slots(root), dtype=np.int64)
+    search, root, slots = opening(9)
     rng = np.random.default_rng(2)
     ranks = []
     for values in (root[slots], rng.permutation(root[slots])):
@@ -451,17 +454,12 @@ def test_a_worst_case_score_reads_only_the_card_its_event_turns_up() -> None:
     """The worst case of a candidate that turns a card up is the same for every layout of the
     unseen cards that puts the same card there (the rest is never looked at), and in an
     opening it is a graded value between 0 and 1 (no win is in reach)."""
-    v = get_variant("spider-1suit")
-    env = SpiderEnv(variant=v.name)
-    env.reset(options={"deal": 9})
-    search = PlanSearch(v)
+    search, root, slots = opening(9)
     game = search.game
-    root = game.from_state(env.state)
-    slots = np.asarray(game.hidden_slots(root), dtype=np.int64)
     won, ev_node, ev_action = search.closure(root)
     assert won < 0 and ev_node.size >= 2
     rng = np.random.default_rng(5)
-    reveals = [k for k in range(ev_node.size) if int(ev_action[k]) not in deal_ids(v)]
+    reveals = [k for k in range(ev_node.size) if int(ev_action[k]) not in deal_ids(search.variant)]
     assert len(reveals) >= 2
     for k in reveals:
         line = search.path(int(ev_node[k])) + [int(ev_action[k])]

@@ -300,6 +300,28 @@ def evaluate(
 
 
 @jit
+def closure_graded(
+    pr: np.ndarray,
+    root: np.ndarray,
+    recs: np.ndarray,
+    n: int,
+    stock_by_left: np.ndarray,
+    n_cards: int,
+    tmp: np.ndarray,
+) -> float:
+    """:func:`graded` of the best of ``root`` and the positions ``recs[1:n]`` of its
+    :func:`closure` (no deal among them: the stock is ``root``'s); ``tmp``: a state buffer."""
+    stock = stock_term(stock_by_left, deals_left(pr, root))
+    best = chaos_key(pr, root) + stock
+    for i in range(1, n):
+        unpack(pr, recs[i], tmp)
+        key = chaos_key(pr, tmp) + stock
+        if key < best:
+            best = key
+    return graded(pr, best, n_cards)
+
+
+@jit
 def evaluate_worst(
     pr: np.ndarray,
     recs: np.ndarray,
@@ -342,14 +364,7 @@ def evaluate_worst(
         if won >= 0:
             out[p] = 1.0
             continue
-        stock = stock_term(stock_by_left, deals_left(pr, st))
-        best = chaos_key(pr, st) + stock
-        for i in range(1, n):
-            unpack(pr, w_recs[i], other)
-            key = chaos_key(pr, other) + stock
-            if key < best:
-                best = key
-        out[p] = graded(pr, best, n_cards)
+        out[p] = closure_graded(pr, st, w_recs, n, stock_by_left, n_cards, other)
 
 
 @jit
@@ -469,14 +484,8 @@ def blind_value(
                 best, best_key = e, key
         unpack(pr, recs[ev_node[best]], cur)
         apply_action(pr, cur, ev_action[best])
-    stock = stock_term(stock_by_left, deals_left(pr, cur))
-    best_rank = chaos_key(pr, cur) + stock
-    for i in range(1, n):
-        unpack(pr, recs[i], tmp)
-        key = chaos_key(pr, tmp) + stock_term(stock_by_left, deals_left(pr, tmp))
-        if key < best_rank:
-            best_rank = key
-    return graded(pr, best_rank, n_cards)
+        n = 0  # out of events: the position reached is graded alone
+    return closure_graded(pr, cur, recs, n, stock_by_left, n_cards, tmp)
 
 
 @jit
@@ -744,6 +753,7 @@ __all__ = [
     "blind_value",
     "candidate_state",
     "closure",
+    "closure_graded",
     "evaluate",
     "evaluate_blind",
     "evaluate_worst",
