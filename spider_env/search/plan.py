@@ -322,6 +322,15 @@ def closure_graded(
 
 
 @jit
+def blank_face_down(pr: np.ndarray, st: np.ndarray) -> None:
+    """Every face-down card of ``st`` made a king (the beam rank reads a column's deepest card:
+    blanked, a rank reads nothing unseen)."""
+    for c in range(n_columns(pr)):
+        for i in range(face_down(pr, st, c)):
+            set_card(pr, st, c, i, KING)
+
+
+@jit
 def evaluate_worst(
     pr: np.ndarray,
     recs: np.ndarray,
@@ -353,9 +362,7 @@ def evaluate_worst(
     for p in range(pair_cand.shape[0]):
         k = pair_cand[p]
         candidate_state(pr, recs[cand_node[k]], slots, values[pair_sample[p]], cand_event[k], st)
-        for c in range(n_columns(pr)):
-            for i in range(face_down(pr, st, c)):
-                set_card(pr, st, c, i, KING)
+        blank_face_down(pr, st)
         if is_won(pr, st):
             out[p] = 1.0
             continue
@@ -402,23 +409,17 @@ def blind_key(
     averaged, every card still face down blanked (a king); a deal is ranked by the position it
     is made from. Nothing unseen is read."""
     unpack(pr, rec, tmp)
-    C = n_columns(pr)
-    if is_deal(pr, event):
-        for c in range(C):
-            for i in range(face_down(pr, tmp, c)):
-                set_card(pr, tmp, c, i, KING)
-        return float(chaos_key(pr, tmp) >> 8)
-    before = np.empty(C, dtype=np.int64)
-    for c in range(C):
-        before[c] = face_down(pr, tmp, c)
-    apply_action(pr, tmp, event)
     shown = -1
-    for c in range(C):
-        d = face_down(pr, tmp, c)
-        if d < before[c]:
-            shown = c
-        for i in range(d):
-            set_card(pr, tmp, c, i, KING)
+    if not is_deal(pr, event):
+        C = n_columns(pr)
+        before = np.empty(C, dtype=np.int64)
+        for c in range(C):
+            before[c] = face_down(pr, tmp, c)
+        apply_action(pr, tmp, event)
+        for c in range(C):
+            if face_down(pr, tmp, c) < before[c]:
+                shown = c
+    blank_face_down(pr, tmp)
     if shown < 0 or n_pool == 0:
         return float(chaos_key(pr, tmp) >> 8)
     at = face_down(pr, tmp, shown)
@@ -749,6 +750,7 @@ __all__ = [
     "GRADED_TOP",
     "PlanSearch",
     "beam_value",
+    "blank_face_down",
     "blind_key",
     "blind_value",
     "candidate_state",
