@@ -122,7 +122,7 @@ FOUR_SUITS_BUDGET: dict[str, int] = {
     "cap": DEFAULT_CAP,
 }
 #: The budget of a game of one suit beyond :data:`BUDGET`'s: the screen (measured better on
-#: 1-suit deals; not on 2 suits, nor on 4: 24 against 25 of 200 at 1.7 times the time), and
+#: 1-suit deals; not on 2 suits, nor on 4: 24 against 25 of the ladder's 200), and
 #: four times the scores once the stock is empty (late decisions on one suit mostly score wins,
 #: so these scores are cheap).
 ONE_SUIT_BUDGET: dict[str, int] = {"screen": DEFAULT_SCREEN, "late": DEFAULT_LATE}
