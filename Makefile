@@ -161,8 +161,9 @@ rl-table: $(STAMP)
 	  --agent runs/rl_1suit/bc.zip --agent docs/models/rl_1suit_recipe.zip --suits 1 --deals 0:1000 \
 	  --jobs 2 --json docs/rl/test_1suit.json
 
-# The solver alone (its default: the beam) on deals 0..999 of every variant, every card known
-# (docs/solver/V-0_1000.csv), then the table of the README's solver section. About 2 hours here
+# The solver alone (its default: the beam; depth-first search on Scorpion) on deals 0..999 of
+# every variant, every card known (docs/solver/V-0_1000.csv), then the table of the README's
+# solver section. About 2 hours here
 # (the 4-suit games take most of it); SOLVER_VARIANTS="spider-2suit scorpion" for a part.
 SOLVER_VARIANTS ?= spider-1suit spider-2suit spider-4suit simple-simon scorpion spiderette-1suit \
   spiderette-2suit spiderette-4suit spider-tournament-1suit spider-tournament-2suit \

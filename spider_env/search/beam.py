@@ -63,6 +63,7 @@ from spider_env.fast.game import (
     new_state,
     on_own_suit,
     pack,
+    pile_size,
     position_hash,
     top_run,
     unpack,
@@ -126,11 +127,12 @@ def chaos_key(pr: np.ndarray, st: np.ndarray) -> np.int64:
 
 
 @jit
-def first_empties(pr: np.ndarray, st: np.ndarray) -> tuple[int, int]:
-    """The first empty dealt column and the first empty free column (-1: none)."""
+def first_empties(pr: np.ndarray, st: np.ndarray, kinds_at: int = -1) -> tuple[int, int]:
+    """The first empty dealt column and the first empty free column (-1: none); ``kinds_at``:
+    where the first kind ends (-1: at the dealt columns' end; :func:`alike_split`)."""
     dealt = -1
     free = -1
-    D = dealt_columns(pr)
+    D = dealt_columns(pr) if kinds_at < 0 else kinds_at
     for c in range(n_columns(pr)):
         if column_length(pr, st, c) == 0:
             if c < D and dealt < 0:
@@ -141,11 +143,35 @@ def first_empties(pr: np.ndarray, st: np.ndarray) -> tuple[int, int]:
 
 
 @jit
+def alike_split(pr: np.ndarray, st: np.ndarray) -> int:
+    """Where the columns split into two kinds that the deals left treat alike: the dealt
+    columns, unless a pile left reaches fewer (Scorpion's reserve, Spiderette's last pile: 3
+    columns); then the columns it reaches. The beam and the closure split at the dealt
+    columns' end (an empty column 0 and an empty column 5 of Scorpion are alike to them
+    before the reserve is dealt, which puts a card on the first only); depth-first search,
+    which proves losses with the filter, splits here."""
+    at = dealt_columns(pr)
+    for j in range(n_piles(pr)):
+        size = pile_size(pr, st, j)
+        if 0 < size < at:
+            at = size
+    return at
+
+
+@jit
 def filtered(
-    pr: np.ndarray, st: np.ndarray, a: int, empty_dealt: int, empty_free: int, stock: int
+    pr: np.ndarray,
+    st: np.ndarray,
+    a: int,
+    empty_dealt: int,
+    empty_free: int,
+    stock: int,
+    kinds_at: int = -1,
 ) -> bool:
     """Whether the legal move ``a`` is left out (see the module docstring); ``empty_dealt`` /
-    ``empty_free``: the first empty dealt / free column (-1: none), ``stock``: deals left."""
+    ``empty_free``: the first empty column of each kind (-1: none), ``stock``: deals left,
+    ``kinds_at``: where the first kind ends (-1: at the dealt columns' end, as
+    :func:`first_empties`)."""
     if not is_move(pr, a):
         return False
     src, k, dst = decode_move(pr, a)
@@ -158,7 +184,7 @@ def filtered(
         split = on_own_suit(moved, under)
     dn = column_length(pr, st, dst)
     if dn == 0:
-        D = dealt_columns(pr)
+        D = dealt_columns(pr) if kinds_at < 0 else kinds_at
         if dst != (empty_dealt if dst < D else empty_free):
             return True
         if k == n and (src < D) == (dst < D):
@@ -505,6 +531,7 @@ __all__ = [
     "DEFAULT_WIDEN",
     "DEFAULT_WIDTH",
     "BeamSolver",
+    "alike_split",
     "chaos_key",
     "filtered",
     "first_empties",
