@@ -16,12 +16,14 @@ alone (an exhaustive search of at most ``N`` positions; ``known_exhausted`` says
 finished, else the figure is only what it reached). ``--games won`` replays won games instead
 (the same figures, to compare against).
 
-``--solve N`` asks where a game stopped being winnable: after every event of the replay (a card
-turned up, a deal) the solver (:func:`spider_env.search.solver.solve`, the beam, at most ``N``
-positions) searches the true position with every card known. The last event after which it
-still found a win, and the next one (``lost_at_*``: the step, deals made, cards face down, and
-whether it was a deal), say where the game was lost; "no win found" is not a proof of loss, so
-the figure is the last win found, not the first miss.
+``--solve N`` asks where a game stopped being winnable: at the start and after every event of
+the replay (a card turned up, a deal) the solver (:func:`spider_env.search.solver.solve`, the
+variant's default method: the beam, depth-first search on Scorpion; at most ``N`` positions)
+searches the true position with every card known. The last event after which it still found a
+win, and the next one (``lost_at_*``: the step, deals made, cards face down, and whether it was
+a deal), say where the game was lost (``lost_at_step`` 0: no win found even at the start,
+``win_found_at_start`` false); "no win found" is not a proof of loss (but on Scorpion, where
+the search proves losses), so the figure is the last win found, not the first miss.
 """
 
 from __future__ import annotations
@@ -56,6 +58,17 @@ def replay(
     deals = deal_ids(v)
     events: list[dict[str, Any]] = []  # with --solve: every event, and whether a win was found
     down_before = sum(env.unwrapped.state.down)
+    if solve_nodes:
+        start = env.unwrapped.state
+        events.append(
+            {
+                "step": 0,
+                "deal": False,
+                "deals_made": start.deals,
+                "down": down_before,
+                "win_found": start.won or solve(start, solve_nodes).verdict == "won",
+            }
+        )
     while True:
         a = agent.act(obs, info["action_mask"], info)
         obs, _, term, trunc, info = env.step(a)
@@ -85,7 +98,8 @@ def replay(
         last = found[-1] if found else -1
         lost = events[last + 1] if last + 1 < len(events) else None
         where = {
-            "events": len(events),
+            "events": len(events) - 1,
+            "win_found_at_start": events[0]["win_found"],
             "last_win_found_step": events[last]["step"] if found else 0,
             "lost_at_step": lost["step"] if lost else -1,
             "lost_at_deal": lost["deal"] if lost else False,
@@ -171,7 +185,8 @@ def main() -> int:
         default=0,
         metavar="N",
         help="also where each game stopped being winnable: the true position solved after\n"
-        "every event, with every card known (the beam, at most N positions; 0: not computed)",
+        "every event, with every card known (the variant's default solver, at most N\n"
+        "positions; 0: not computed)",
     )
     a = ap.parse_args()
     if a.limit < 1:
@@ -244,6 +259,8 @@ def main() -> int:
             )
     if a.solve:
         lost = [x for x in out if x["lost_at_step"] > 0]
+        never = sum(1 for x in out if not x["win_found_at_start"])
+        print(f"  no win found (every card known) even at the start: {never}")
         print(f"  a win found (every card known) until an event, never after: {len(lost)}")
         if lost:
             mid = len(lost) // 2

@@ -147,6 +147,27 @@ def test_losses_solve_says_after_which_event_no_win_was_found(tmp_path: Path) ->
     assert "--solve must be in 0..50,000,000, got -1" in bad.stderr
 
 
+def test_losses_solve_on_scorpion_tells_a_deal_lost_from_the_start(tmp_path: Path) -> None:
+    """``--solve`` on Scorpion (depth-first search, which proves losses there): deal 1 has no
+    win even with every card known, so it is lost at the start (step 0); deal 16 is winnable at
+    the start, and greedy loses the win at an event after it."""
+    played = tmp_path / "greedy.csv"
+    subprocess.run(
+        [sys.executable, "-m", "spider_env.apps.cli", "evaluate", "--agent", "greedy",
+         "--variant", "scorpion", "--deals", "1,16", "--csv", str(played), "--no-progress"],
+        check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
+    out = tmp_path / "solve.json"
+    cmd = _losses(played, "greedy", 1000, "--solve", "3000000", "--json", str(out))
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = {row["deal"]: row for row in json.loads(out.read_text())}
+    assert not rows[1]["win_found_at_start"] and rows[1]["lost_at_step"] == 0
+    assert rows[16]["win_found_at_start"]
+    assert 0 <= rows[16]["last_win_found_step"] < rows[16]["lost_at_step"] <= rows[16]["steps"]
+    assert "no win found (every card known) even at the start: 1" in done.stdout
+
+
 def test_readme_ladder_table_is_what_ladder_table_prints_from_the_stored_rows() -> None:
     """The README's planner ladder is benchmarks/ladder_table.py's output over docs/ladder/, line
     for line (so a re-run of make ladder that is not copied into the README fails here)."""
