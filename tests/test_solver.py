@@ -352,6 +352,38 @@ def test_won_lines_from_random_positions_win(
             assert r.budget in ("nodes", "seconds", "pruned", "depth")
 
 
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+)
+@given(deal=st.integers(0, 2**32), seed=st.integers(0, 2**16), steps=st.integers(0, 30))
+def test_depth_first_search_with_the_filter_decides_scorpion_as_without_it(
+    deal: int, seed: int, steps: int
+) -> None:
+    """On Scorpion the filter leaves out renamed positions only: from a position reached by
+    random legal play, depth-first search with it and without it (every legal move) never
+    disagree where both finish, and a loss proven without the filter is proven with it (it
+    has fewer positions to search)."""
+    s = deal_state("scorpion", deal)
+    rng = random.Random(seed)
+    for _ in range(steps):
+        legal = rules.legal_actions(s)
+        if not legal:
+            break
+        s = rules.apply(s, rng.choice(legal))
+    pruned = solve(s, nodes=300_000, method="dfs")
+    every = solve(s, nodes=300_000, method="dfs", prune=False)
+    event(f"{pruned.verdict} / {every.verdict}")
+    if "unknown" not in (pruned.verdict, every.verdict):
+        assert pruned.verdict == every.verdict
+    if every.verdict == "lost":
+        assert pruned.verdict == "lost" and pruned.nodes <= every.nodes
+    for r in (pruned, every):
+        assert r.verdict != "won" or replays_to_win(s, r.line)
+
+
 def test_depth_first_keeps_empty_columns_apart_that_the_reserve_treats_differently() -> None:
     """Scorpion's reserve deals onto columns 0-2 only: before it is dealt, a King moved into
     empty column 0 and one moved into empty column 4 make different games. The beam's filter
