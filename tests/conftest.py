@@ -181,6 +181,15 @@ def random_play(
         state = nxt
 
 
+def random_position(state: State, rng: random.Random, steps: int) -> State:
+    """The position after ``steps`` random legal actions from ``state`` (fewer if the game
+    ends)."""
+    last = state
+    for _, _, after in random_play(state, rng, steps):
+        last = after
+    return last
+
+
 def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
     """Two observations or infos: the same keys, equal values (arrays: same dtype too)."""
     assert a.keys() == b.keys()

@@ -13,7 +13,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import mv, position, run
+from conftest import mv, position, random_position, run
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -331,13 +331,7 @@ def test_won_lines_from_random_positions_win(
 ) -> None:
     """From a position reached by random legal play, a won line replays to a win; any other
     verdict comes with no line."""
-    s = deal_state(variant, deal)
-    rng = random.Random(seed)
-    for _ in range(steps):
-        legal = rules.legal_actions(s)
-        if not legal:
-            break
-        s = rules.apply(s, rng.choice(legal))
+    s = random_position(deal_state(variant, deal), random.Random(seed), steps)
     r = solve(s, nodes=20_000)
     event(r.verdict)
     assert isinstance(r, SolveResult)
@@ -366,13 +360,7 @@ def test_depth_first_search_with_the_filter_decides_scorpion_as_without_it(
     random legal play, depth-first search with it and without it (every legal move) never
     disagree where both finish, and a loss proven without the filter is proven with it (it
     has fewer positions to search)."""
-    s = deal_state("scorpion", deal)
-    rng = random.Random(seed)
-    for _ in range(steps):
-        legal = rules.legal_actions(s)
-        if not legal:
-            break
-        s = rules.apply(s, rng.choice(legal))
+    s = random_position(deal_state("scorpion", deal), random.Random(seed), steps)
     pruned = solve(s, nodes=300_000, method="dfs")
     every = solve(s, nodes=300_000, method="dfs", prune=False)
     event(f"{pruned.verdict} / {every.verdict}")
