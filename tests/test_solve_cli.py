@@ -472,3 +472,17 @@ def test_default_method_is_the_beam_with_its_own_budget(
         len(expected.line),
         expected.nodes,
     )
+
+
+def test_depth_first_search_is_a_method_with_its_own_budget(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--method dfs``: Scorpion's default (it proves losses there), budget 3,000,000
+    positions; more than 20,000,000 is refused (it keeps every position it generates)."""
+    code, out, _ = run_cli(capsys, "--variant", "scorpion", "--deals", "0:2")
+    assert code == 0 and "dfs: 3,000,000 nodes" in out
+    assert "won                       1" in out and "lost                      1" in out
+    err = one_error(capsys, "--variant", "scorpion", "--method", "dfs", "--nodes", "20000001")
+    assert "--nodes must be at most 20,000,000 for the depth-first search" in err
+    code, out, _ = run_cli(capsys, "--suits", "1", "--method", "dfs", "--nodes", "1000", "--quiet")
+    assert code == 0 and "unknown" in out  # no loss claimed on Spider

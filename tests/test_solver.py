@@ -201,6 +201,8 @@ def test_depth_first_claims_no_loss_with_lines_cut_short() -> None:
     assert (VERDICTS[code], line, solver.stopped) == ("unknown", [], "depth")
     with pytest.raises(ValueError, match=r"max_depth must be an int in 1\.\.100,000, got 0"):
         DepthFirstSolver(s.variant, 10, max_depth=0)
+    with pytest.raises(ValueError, match="at most 20,000,000"):
+        DepthFirstSolver(s.variant, 20_000_001)
 
 
 def test_depth_first_proves_only_where_its_filter_renames() -> None:

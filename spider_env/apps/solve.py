@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from spider_env.core.actions import describe
 from spider_env.core.variants import Variant
-from spider_env.search.budget import MAX_NODES, check_budget
+from spider_env.search.budget import MAX_DFS_NODES, MAX_NODES, check_budget
 
 if TYPE_CHECKING:
     from spider_env.core.deals import Deal
@@ -101,7 +101,13 @@ def method_and_budget(args: Any, variant: Variant) -> tuple[str, int, float | No
 
     method = check_method(getattr(args, "method", "auto"), variant)
     nodes = default_nodes(method) if args.nodes is None else args.nodes
-    return (method, *check_budget_args(nodes, args.seconds))
+    budget = check_budget_args(nodes, args.seconds)
+    if method == "dfs" and budget[0] > MAX_DFS_NODES:
+        raise SolveError(
+            f"--nodes must be at most {MAX_DFS_NODES:,} for the depth-first search (it keeps "
+            f"every position), got {budget[0]:,}"
+        )
+    return (method, *budget)
 
 
 def read_deal_file(path: str, variant: Variant | None) -> tuple[Deal, str]:

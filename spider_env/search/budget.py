@@ -15,6 +15,8 @@ DEFAULT_BEAM_NODES = 20_000_000
 #: Positions the depth-first search generates when no budget is given
 #: (:class:`~spider_env.search.dfs.DepthFirstSolver`; about 170 bytes each on Scorpion).
 DEFAULT_DFS_NODES = 3_000_000
+#: The largest depth-first budget: it keeps every position it generates (a few GB at most).
+MAX_DFS_NODES = 20_000_000
 #: The solvers ``solve(method=...)`` and ``spider-env solve --method`` know.
 METHODS = ("auto", "beam", "best-first", "dfs")
 #: The widest beam (positions kept per depth and count of deals left).

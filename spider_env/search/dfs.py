@@ -57,7 +57,7 @@ from spider_env.search.beam import (
     first_empties,
     hash_insert,
 )
-from spider_env.search.budget import DEFAULT_DFS_NODES, check_budget
+from spider_env.search.budget import DEFAULT_DFS_NODES, MAX_DFS_NODES, check_budget
 
 _WON, _LOST, _UNKNOWN, _RUNNING = 0, 1, 2, 3
 #: Positions expanded between two looks at the clock (a search with ``seconds``).
@@ -169,7 +169,8 @@ def depth_first(
 
 class DepthFirstSolver:
     """A reusable depth-first solver for one variant (see the module docstring): ``nodes``
-    positions generated at most (default :data:`DEFAULT_DFS_NODES`), ``prune`` the beam's
+    positions generated at most (default :data:`DEFAULT_DFS_NODES`, at most
+    :data:`MAX_DFS_NODES`: each is kept), ``prune`` the beam's
     filter (a loss is then claimed only on a game whose filter leaves out renamed columns
     only: :attr:`proves`). :meth:`run` takes a state vector of :attr:`game` and returns
     ``(verdict code, line)``; :attr:`used` (positions generated), :attr:`expanded`,
@@ -186,6 +187,11 @@ class DepthFirstSolver:
         max_depth: int = 2000,
     ) -> None:
         self.nodes, _ = check_budget(nodes, None)
+        if self.nodes > MAX_DFS_NODES:
+            raise ValueError(
+                f"nodes of the depth-first search must be at most {MAX_DFS_NODES:,} (it keeps "
+                f"every position), got {self.nodes:,}"
+            )
         if (
             isinstance(max_depth, bool)
             or not isinstance(max_depth, int)
