@@ -13,7 +13,8 @@ DEFAULT_NODES = 1_000_000
 #: (:class:`~spider_env.search.beam.BeamSolver`).
 DEFAULT_BEAM_NODES = 20_000_000
 #: Positions the depth-first search generates when no budget is given
-#: (:class:`~spider_env.search.dfs.DepthFirstSolver`; about 170 bytes each on Scorpion).
+#: (:class:`~spider_env.search.dfs.DepthFirstSolver`; about 200 bytes each on Scorpion, with
+#: its table).
 DEFAULT_DFS_NODES = 3_000_000
 #: The largest depth-first budget: it keeps every position it generates (a few GB at most).
 MAX_DFS_NODES = 20_000_000
