@@ -170,13 +170,12 @@ def depth_first(
 class DepthFirstSolver:
     """A reusable depth-first solver for one variant (see the module docstring): ``nodes``
     positions generated at most (default :data:`DEFAULT_DFS_NODES`, at most
-    :data:`MAX_DFS_NODES`: each is kept), ``prune`` the beam's
-    filter (a loss is then claimed only on a game whose filter leaves out renamed columns
-    only: :attr:`proves`). :meth:`run` takes a state vector of :attr:`game` and returns
-    ``(verdict code, line)``; :attr:`used` (positions generated), :attr:`expanded`,
-    :attr:`stopped` (``"nodes"``, ``"seconds"``, ``"depth"``, ``"pruned"`` or ``""``).
-    ``max_depth``: the longest line searched (a deeper position is left out, and no loss is
-    then claimed)."""
+    :data:`MAX_DFS_NODES`: each is kept), ``prune`` the beam's filter (a loss is then claimed
+    only on a game whose filter leaves out renamed columns only: :attr:`proves`). :meth:`run`
+    takes a state vector of :attr:`game` and returns ``(verdict code, line)``; :attr:`used`
+    (positions generated), :attr:`expanded`, :attr:`stopped` (``"nodes"``, ``"seconds"``,
+    ``"depth"``, ``"pruned"`` or ``""``). ``max_depth``: the longest line searched (a deeper
+    position is left out, and no loss is then claimed)."""
 
     def __init__(
         self,
