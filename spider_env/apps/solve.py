@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from spider_env.core.actions import describe
 from spider_env.core.variants import Variant
-from spider_env.search.budget import MAX_DFS_NODES, MAX_NODES, check_budget
+from spider_env.search.budget import MAX_NODES, check_budget, check_dfs_nodes
 
 if TYPE_CHECKING:
     from spider_env.core.deals import Deal
@@ -102,11 +102,11 @@ def method_and_budget(args: Any, variant: Variant) -> tuple[str, int, float | No
     method = check_method(getattr(args, "method", "auto"), variant)
     nodes = default_nodes(method) if args.nodes is None else args.nodes
     budget = check_budget_args(nodes, args.seconds)
-    if method == "dfs" and budget[0] > MAX_DFS_NODES:
-        raise SolveError(
-            f"--nodes must be at most {MAX_DFS_NODES:,} for the depth-first search (it keeps "
-            f"every position), got {budget[0]:,}"
-        )
+    if method == "dfs":
+        try:
+            check_dfs_nodes(budget[0])
+        except ValueError as exc:
+            raise SolveError(f"--{exc}") from None
     return (method, *budget)
 
 

@@ -25,6 +25,17 @@ MAX_WIDTH = 100_000
 MAX_NODES = 50_000_000  # 50M positions: several GB of memory for 4-suit Spider
 
 
+def check_dfs_nodes(nodes: int) -> int:
+    """``nodes`` for the depth-first search, which keeps every position it generates: at most
+    :data:`MAX_DFS_NODES`, else a ``ValueError`` naming the limit."""
+    if nodes > MAX_DFS_NODES:
+        raise ValueError(
+            f"nodes must be at most {MAX_DFS_NODES:,} for the depth-first search (it keeps "
+            f"every position), got {nodes:,}"
+        )
+    return nodes
+
+
 def check_budget(nodes: object, seconds: object) -> tuple[int, float | None]:
     """``(nodes, seconds)`` checked: ``ValueError`` naming the bad one."""
     if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:

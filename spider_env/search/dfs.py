@@ -57,7 +57,7 @@ from spider_env.search.beam import (
     first_empties,
     hash_insert,
 )
-from spider_env.search.budget import DEFAULT_DFS_NODES, MAX_DFS_NODES, check_budget
+from spider_env.search.budget import DEFAULT_DFS_NODES, check_budget, check_dfs_nodes
 
 _WON, _LOST, _UNKNOWN, _RUNNING = 0, 1, 2, 3
 #: Positions expanded between two looks at the clock (a search with ``seconds``).
@@ -120,11 +120,12 @@ def depth_first(
             state[5] = 1  # no room for a deeper line: a position left out
             continue
         m = legal_ids(pr, st, ids, keys)
-        kinds_at = alike_split(pr, st)
-        empty_dealt, empty_free = first_empties(pr, st, kinds_at)
-        stock = deals_left(pr, st)
         forced = -1
-        if prune:
+        kinds_at = empty_dealt = empty_free = stock = -1
+        if prune:  # what the filter reads
+            kinds_at = alike_split(pr, st)
+            empty_dealt, empty_free = first_empties(pr, st, kinds_at)
+            stock = deals_left(pr, st)
             for i in range(m):
                 if not is_move(pr, ids[i]) and not is_deal(pr, ids[i]):
                     forced = ids[i]  # a discard: made at once
@@ -169,13 +170,14 @@ def depth_first(
 
 class DepthFirstSolver:
     """A reusable depth-first solver for one variant (see the module docstring): ``nodes``
-    positions generated at most (default :data:`DEFAULT_DFS_NODES`, at most
-    :data:`MAX_DFS_NODES`: each is kept), ``prune`` the beam's filter (a loss is then claimed
-    only on a game whose filter leaves out renamed columns only: :attr:`proves`). :meth:`run`
-    takes a state vector of :attr:`game` and returns ``(verdict code, line)``; :attr:`used`
-    (positions generated), :attr:`expanded`, :attr:`stopped` (``"nodes"``, ``"seconds"``,
-    ``"depth"``, ``"pruned"`` or ``""``). ``max_depth``: the longest line searched (a deeper
-    position is left out, and no loss is then claimed)."""
+    positions generated at most (default :data:`~spider_env.search.budget.DEFAULT_DFS_NODES`,
+    at most :data:`~spider_env.search.budget.MAX_DFS_NODES`: each is kept), ``prune`` the
+    beam's filter (a loss is then claimed only on a game whose filter leaves out renamed
+    columns only: :attr:`proves`). :meth:`run` takes a state vector of :attr:`game` and returns
+    ``(verdict code, line)``; :attr:`used` (positions generated), :attr:`expanded`,
+    :attr:`stopped` (``"nodes"``, ``"seconds"``, ``"depth"``, ``"pruned"`` or ``""``).
+    ``max_depth``: the longest line searched (a deeper position is left out, and no loss is
+    then claimed)."""
 
     def __init__(
         self,
@@ -185,12 +187,7 @@ class DepthFirstSolver:
         prune: bool = True,
         max_depth: int = 2000,
     ) -> None:
-        self.nodes, _ = check_budget(nodes, None)
-        if self.nodes > MAX_DFS_NODES:
-            raise ValueError(
-                f"nodes of the depth-first search must be at most {MAX_DFS_NODES:,} (it keeps "
-                f"every position), got {self.nodes:,}"
-            )
+        self.nodes = check_dfs_nodes(check_budget(nodes, None)[0])
         if (
             isinstance(max_depth, bool)
             or not isinstance(max_depth, int)
