@@ -374,12 +374,11 @@ def test_depth_first_search_with_the_filter_decides_scorpion_as_without_it(
         assert r.verdict != "won" or replays_to_win(s, r.line)
 
 
-def test_depth_first_keeps_empty_columns_apart_that_the_reserve_treats_differently() -> None:
+def test_the_filter_keeps_empty_columns_apart_that_the_reserve_treats_differently() -> None:
     """Scorpion's reserve deals onto columns 0-2 only: before it is dealt, a King moved into
     empty column 0 and one moved into empty column 4 make different games. The beam's filter
-    keeps one empty column of the dealt columns as a target; depth-first search, which proves
-    losses with the filter, keeps one of each kind the reserve makes (and one of all seven
-    once the reserve is dealt)."""
+    (the beam's, the planner's closure's and depth-first search's) keeps the first empty column
+    of each kind the reserve makes as a target, and of all seven once it is dealt."""
     from spider_env.fast.game import FastGame
     from spider_env.search.beam import alike_split, filtered, first_empties
 
@@ -392,13 +391,26 @@ def test_depth_first_keeps_empty_columns_apart_that_the_reserve_treats_different
     king_to = {dst: a for a in moves for src, k, dst in [move_parts(s.variant, a)] if src == 2}
     assert sorted(king_to) == [0, 4]
     stock = s.deals_left
-    beam = [d for d, a in king_to.items() if not filtered(pr, st, a, *first_empties(pr, st), stock)]
-    at = alike_split(pr, st)
-    kinds = [
-        d
-        for d, a in king_to.items()
-        if not filtered(pr, st, a, *first_empties(pr, st, at), stock, at)
-    ]
-    assert (at, beam, sorted(kinds)) == (3, [0], [0, 4])
+    kept = [d for d, a in king_to.items() if not filtered(pr, st, a, *first_empties(pr, st), stock)]
+    assert (alike_split(pr, st), first_empties(pr, st), sorted(kept)) == (3, (0, 4), [0, 4])
     dealt = game.apply(st, deal)
     assert alike_split(pr, dealt) == 7  # nothing left to deal: the seven columns alike
+
+
+def test_the_planners_closure_deals_from_either_kind_of_empty_column() -> None:
+    """The planner's list of candidates goes through the same filter: from the position above,
+    it deals from three positions (the King left in place, moved into column 0, moved into
+    column 4), not two."""
+    from spider_env.search.plan import PlanSearch
+
+    cols = ["-", "* 5H", "4D KS", "3C", "-", "2S", "9H"]
+    s = position(cols, variant="scorpion", piles=1)
+    search = PlanSearch(get_variant("scorpion"))
+    won, ev_node, ev_action = search.closure(search.game.from_state(s))
+    assert won < 0 and set(ev_action.tolist()) == {deal_id(s.variant)}
+    king_to = sorted(
+        move_parts(s.variant, a)[2] if a is not None else -1
+        for path in (search.path(int(n)) for n in ev_node)
+        for a in [path[0] if path else None]
+    )
+    assert king_to == [-1, 0, 4]

@@ -10,9 +10,10 @@ round), in numba over the compiled core's state vectors, through the core's sear
 * **Moves that mean something**, a filter of the compiled core's legal ids (the rules are not
   written again): a move that splits a suited run (the card under the moved group is its own
   suit's next card) is kept only when it lengthens a suited run at the target, and never into an
-  empty column once the stock is empty; of the empty columns only the first is a target (the
-  columns are alike: the others give the same position with columns renamed); a whole column
-  never moves into an empty one (the same position, renamed); a discard, when the variant has
+  empty column once the stock is empty; of the empty columns only the first of each kind is a
+  target (the others give the same position with columns renamed; two kinds where the deals
+  left reach fewer columns than were dealt, :func:`alike_split`); a whole column never moves
+  into an empty one of its kind (the same position, renamed); a discard, when the variant has
   one to make, is the only action tried (it is always made at once).
 * **Order**: positions are ranked by "chaos" (lower is better): every face-down card, every
   face-up card not on its own suit's next card, and every column's first face-up card count
@@ -127,12 +128,26 @@ def chaos_key(pr: np.ndarray, st: np.ndarray) -> np.int64:
 
 
 @jit
-def first_empties(pr: np.ndarray, st: np.ndarray, kinds_at: int = -1) -> tuple[int, int]:
-    """The first empty dealt column and the first empty free column (-1: none); ``kinds_at``:
-    where the first kind ends (-1: at the dealt columns' end; :func:`alike_split`)."""
+def alike_split(pr: np.ndarray, st: np.ndarray) -> int:
+    """Where the columns split into two kinds that the deals left treat alike: the dealt
+    columns, unless a pile left reaches fewer (Scorpion's reserve, Spiderette's last pile: 3
+    columns); then the columns it reaches. Before Scorpion's reserve is dealt, an empty column 0
+    and an empty column 5 are not alike (the reserve puts a card on the first only)."""
+    at = dealt_columns(pr)
+    for j in range(n_piles(pr)):
+        size = pile_size(pr, st, j)
+        if 0 < size < at:
+            at = size
+    return at
+
+
+@jit
+def first_empties(pr: np.ndarray, st: np.ndarray) -> tuple[int, int]:
+    """The first empty column of each kind (:func:`alike_split`): of the columns the deals left
+    reach first, and of the others (-1: none)."""
     dealt = -1
     free = -1
-    D = dealt_columns(pr) if kinds_at < 0 else kinds_at
+    D = alike_split(pr, st)
     for c in range(n_columns(pr)):
         if column_length(pr, st, c) == 0:
             if c < D and dealt < 0:
@@ -143,22 +158,6 @@ def first_empties(pr: np.ndarray, st: np.ndarray, kinds_at: int = -1) -> tuple[i
 
 
 @jit
-def alike_split(pr: np.ndarray, st: np.ndarray) -> int:
-    """Where the columns split into two kinds that the deals left treat alike: the dealt
-    columns, unless a pile left reaches fewer (Scorpion's reserve, Spiderette's last pile: 3
-    columns); then the columns it reaches. The beam and the closure split at the dealt
-    columns' end (an empty column 0 and an empty column 5 of Scorpion are alike to them
-    before the reserve is dealt, which puts a card on the first only); depth-first search,
-    which proves losses with the filter, splits here."""
-    at = dealt_columns(pr)
-    for j in range(n_piles(pr)):
-        size = pile_size(pr, st, j)
-        if 0 < size < at:
-            at = size
-    return at
-
-
-@jit
 def filtered(
     pr: np.ndarray,
     st: np.ndarray,
@@ -166,12 +165,10 @@ def filtered(
     empty_dealt: int,
     empty_free: int,
     stock: int,
-    kinds_at: int = -1,
 ) -> bool:
     """Whether the legal move ``a`` is left out (see the module docstring); ``empty_dealt`` /
-    ``empty_free``: the first empty column of each kind (-1: none), ``stock``: deals left,
-    ``kinds_at``: where the first kind ends (-1: at the dealt columns' end, as
-    :func:`first_empties`)."""
+    ``empty_free``: the first empty column of each kind (-1: none, :func:`first_empties`),
+    ``stock``: deals left."""
     if not is_move(pr, a):
         return False
     src, k, dst = decode_move(pr, a)
@@ -184,7 +181,7 @@ def filtered(
         split = on_own_suit(moved, under)
     dn = column_length(pr, st, dst)
     if dn == 0:
-        D = dealt_columns(pr) if kinds_at < 0 else kinds_at
+        D = alike_split(pr, st)
         if dst != (empty_dealt if dst < D else empty_free):
             return True
         if k == n and (src < D) == (dst < D):

@@ -51,7 +51,6 @@ from spider_env.fast.game import (
 )
 from spider_env.fast.jit import jit, refresh_cache
 from spider_env.search.beam import (
-    alike_split,
     chaos_key,
     filtered,
     first_empties,
@@ -121,10 +120,9 @@ def depth_first(
             continue
         m = legal_ids(pr, st, ids, keys)
         forced = -1
-        kinds_at = empty_dealt = empty_free = stock = -1
+        empty_dealt = empty_free = stock = -1
         if prune:  # what the filter reads
-            kinds_at = alike_split(pr, st)
-            empty_dealt, empty_free = first_empties(pr, st, kinds_at)
+            empty_dealt, empty_free = first_empties(pr, st)
             stock = deals_left(pr, st)
             for i in range(m):
                 if not is_move(pr, ids[i]) and not is_deal(pr, ids[i]):
@@ -137,7 +135,7 @@ def depth_first(
                 if forced >= 0:
                     if a != forced:
                         continue
-                elif filtered(pr, st, a, empty_dealt, empty_free, stock, kinds_at):
+                elif filtered(pr, st, a, empty_dealt, empty_free, stock):
                     continue
             if generated >= budget:
                 state[0], state[1] = 0, generated
