@@ -97,7 +97,7 @@ bench: $(STAMP)
 # The ladder above greedy (README, "The planner: the ladder above greedy"): for each variant,
 # greedy and the planner on the same deals, the solver's verdicts from docs/solver/ (make
 # solver-table), and a paired test against today's expert (its games in docs/ladder/: on
-# Spiderette and Scorpion those of make ladder-expert, about 10 minutes; elsewhere those of
+# Spiderette and Scorpion those of make ladder-expert, about 12 minutes; elsewhere those of
 # round four, the expert unchanged since); one JSON per row and the per-deal CSV files in
 # docs/ladder/. Long: about two hours on 2 cores.
 LADDER := $(PY) benchmarks/ladder.py --jobs 2 --out-dir docs/ladder
@@ -117,16 +117,22 @@ ladder: $(STAMP)
 	  $(LADDER) --variant $$v --deals 0:50 --solver-csv docs/solver/$$v-0_1000.csv \
 	    --compare "$(L)/$$v-0_50-expert_width=10-evaluate.csv:expert" \
 	    --json $(L)/$$v.json || exit 1; done
-	for v in spiderette-1suit spiderette-2suit spiderette-4suit scorpion; do \
+	for v in spiderette-1suit spiderette-2suit spiderette-4suit; do \
 	  $(LADDER) --variant $$v --deals 0:200 --solver-csv docs/solver/$$v-0_1000.csv \
 	    --compare $(L)/$$v-0_200-expert-evaluate.csv:expert --json $(L)/$$v.json || exit 1; done
+	$(LADDER) --variant scorpion --deals 0:1000 --solver-csv docs/solver/scorpion-0_1000.csv \
+	  --compare $(L)/scorpion-0_1000-expert-evaluate.csv:expert --json $(L)/scorpion.json
 
-# Today's expert on the four rows of 200 deals (its games on deals 0..49 are those of round
-# four, move for move): the files the ladder's --compare reads.
+# Today's expert on the Spiderette rows (200 deals) and the Scorpion row (1,000): the files the
+# ladder's --compare reads. On Scorpion and Spiderette 4 suits its games on deals 0..49 are
+# those of round four, move for move; on Spiderette 1 and 2 suits the filter's kinds of empty
+# columns (round six) changed them.
 ladder-expert: $(STAMP)
-	for v in spiderette-1suit spiderette-2suit spiderette-4suit scorpion; do \
+	for v in spiderette-1suit spiderette-2suit spiderette-4suit; do \
 	  $(VENV)/bin/spider-env evaluate --agent expert --variant $$v --deals 0:200 --jobs 2 \
 	    --csv $(L)/$$v-0_200-expert-evaluate.csv --no-progress || exit 1; done
+	$(VENV)/bin/spider-env evaluate --agent expert --variant scorpion --deals 0:1000 --jobs 2 \
+	  --csv $(L)/scorpion-0_1000-expert-evaluate.csv --no-progress
 
 # The RL recipe (README, "The RL recipe"): lookahead's games, behaviour cloning, MaskablePPO
 # fine-tuning, curves; about 1.5 hours on 2 cores. Then the table on the test deals 0..999.
