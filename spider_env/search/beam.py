@@ -159,12 +159,7 @@ def first_empties(pr: np.ndarray, st: np.ndarray) -> tuple[int, int]:
 
 @jit
 def filtered(
-    pr: np.ndarray,
-    st: np.ndarray,
-    a: int,
-    empty_dealt: int,
-    empty_free: int,
-    stock: int,
+    pr: np.ndarray, st: np.ndarray, a: int, empty_dealt: int, empty_free: int, stock: int
 ) -> bool:
     """Whether the legal move ``a`` is left out (see the module docstring); ``empty_dealt`` /
     ``empty_free``: the first empty column of each kind (-1: none, :func:`first_empties`),
@@ -191,6 +186,24 @@ def filtered(
         on = card_at(pr, st, dst, dn - 1)
         return not (on_own_suit(moved, on) and top_run(pr, st, dst) + k > top_run(pr, st, src))
     return False
+
+
+@jit
+def forced_discard(pr: np.ndarray, ids: np.ndarray, n: int) -> int:
+    """The first discard among the ``n`` legal ids ``ids`` (-1: none): the filter makes a
+    discard at once, the only action tried."""
+    for i in range(n):
+        if not is_move(pr, ids[i]) and not is_deal(pr, ids[i]):
+            return ids[i]
+    return -1
+
+
+def table_size(n: int) -> int:
+    """The smallest power of two of at least ``n`` slots (a :func:`hash_insert` table)."""
+    size = 1
+    while size < n:
+        size *= 2
+    return size
 
 
 @jit
@@ -278,10 +291,7 @@ def _expand(
                     no_deal = True
                     break
         if prune:
-            for i in range(n):
-                if not is_move(pr, ids[i]) and not is_deal(pr, ids[i]):
-                    forced = ids[i]  # a discard: made at once
-                    break
+            forced = forced_discard(pr, ids, n)
         for i in range(n):
             a = ids[i]
             if no_deal and is_deal(pr, a):
@@ -532,7 +542,9 @@ __all__ = [
     "chaos_key",
     "filtered",
     "first_empties",
+    "forced_discard",
     "hash_insert",
+    "table_size",
     "trace_line",
 ]
 

@@ -38,8 +38,6 @@ from spider_env.fast.game import (
     apply_action,
     copy_state,
     deals_left,
-    is_deal,
-    is_move,
     is_won,
     legal_buffers,
     legal_ids,
@@ -51,14 +49,19 @@ from spider_env.fast.game import (
 )
 from spider_env.fast.jit import jit, refresh_cache
 from spider_env.search.beam import (
+    _LOST,
+    _RUNNING,
+    _UNKNOWN,
+    _WON,
     chaos_key,
     filtered,
     first_empties,
+    forced_discard,
     hash_insert,
+    table_size,
 )
 from spider_env.search.budget import DEFAULT_DFS_NODES, check_budget, check_dfs_nodes
 
-_WON, _LOST, _UNKNOWN, _RUNNING = 0, 1, 2, 3
 #: Positions expanded between two looks at the clock (a search with ``seconds``).
 SLICE = 5_000
 
@@ -124,10 +127,7 @@ def depth_first(
         if prune:  # what the filter reads
             empty_dealt, empty_free = first_empties(pr, st)
             stock = deals_left(pr, st)
-            for i in range(m):
-                if not is_move(pr, ids[i]) and not is_deal(pr, ids[i]):
-                    forced = ids[i]  # a discard: made at once
-                    break
+            forced = forced_discard(pr, ids, m)  # a discard: made at once
         base = top
         for i in range(m):
             a = ids[i]
@@ -214,7 +214,7 @@ class DepthFirstSolver:
                 np.empty(n, dtype=np.int32),
                 np.empty(n, dtype=np.int32),
                 np.empty(self.max_depth, dtype=np.int32),
-                np.zeros(_pow2(2 * n), dtype=np.uint64),
+                np.zeros(table_size(2 * n), dtype=np.uint64),
             )
         return self._bufs
 
@@ -260,13 +260,6 @@ def scorpion_like(variant: Variant) -> bool:
         and variant.empty_accepts == "king"
         and variant.auto_discard
     )
-
-
-def _pow2(n: int) -> int:
-    size = 1
-    while size < n:
-        size *= 2
-    return size
 
 
 __all__ = ["DEFAULT_DFS_NODES", "DepthFirstSolver", "depth_first", "scorpion_like"]

@@ -34,7 +34,6 @@ from spider_env.fast.game import (
     deals_left,
     face_down,
     is_deal,
-    is_move,
     is_won,
     legal_buffers,
     legal_ids,
@@ -58,7 +57,9 @@ from spider_env.search.beam import (
     chaos_key,
     filtered,
     first_empties,
+    forced_discard,
     hash_insert,
+    table_size,
     trace_line,
 )
 
@@ -116,11 +117,7 @@ def closure(
         m = legal_ids(pr, st, ids, keys)
         empty_dealt, empty_free = first_empties(pr, st)
         stock = deals_left(pr, st)
-        forced = -1
-        for j in range(m):
-            if not is_move(pr, ids[j]) and not is_deal(pr, ids[j]):
-                forced = ids[j]  # a discard: made at once (as the beam does)
-                break
+        forced = forced_discard(pr, ids, m)  # a discard: made at once (as the beam does)
         for j in range(m):
             a = ids[j]
             if forced >= 0:
@@ -595,7 +592,7 @@ class PlanSearch:
             np.empty(n, dtype=np.int32),
             np.empty(n, dtype=np.int64),
             np.empty(n, dtype=np.int64),
-            np.zeros(_pow2(2 * nodes + 2), dtype=np.uint64),
+            np.zeros(table_size(2 * nodes + 2), dtype=np.uint64),
             np.empty(front, dtype=np.int32),
             np.empty(front, dtype=np.int32),
         )
@@ -733,17 +730,10 @@ def _closure_buffers(pr: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
         new_records(pr, n),
         np.empty(n, dtype=np.int32),
         np.empty(n, dtype=np.int32),
-        np.zeros(_pow2(4 * n), dtype=np.uint64),
+        np.zeros(table_size(4 * n), dtype=np.uint64),
         np.empty(n, dtype=np.int32),
         np.empty(n, dtype=np.int32),
     )
-
-
-def _pow2(n: int) -> int:
-    size = 1
-    while size < n:
-        size *= 2
-    return size
 
 
 __all__ = [

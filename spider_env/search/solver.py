@@ -69,7 +69,7 @@ from spider_env.fast.game import (
     unpack,
 )
 from spider_env.fast.jit import jit, refresh_cache
-from spider_env.search.beam import BeamSolver, trace_line
+from spider_env.search.beam import _LOST, _RUNNING, _UNKNOWN, _WON, BeamSolver, trace_line
 from spider_env.search.beam import hash_insert as _insert
 from spider_env.search.budget import (
     DEFAULT_BEAM_NODES,
@@ -82,7 +82,6 @@ from spider_env.search.budget import (
 from spider_env.search.dfs import DepthFirstSolver, scorpion_like
 
 VERDICTS = ("won", "lost", "unknown")
-_WON, _LOST, _UNKNOWN, _RUNNING = 0, 1, 2, 3
 
 #: Weights of :func:`evaluate`, by index: completed run, face-down card (minus), empty column,
 #: card on its own suit's next card, card on a next card of another suit, card out of order
