@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from spider_env.core.actions import deal_ids
+from spider_env.core.actions import deal_ids, move_id
 from spider_env.core.variants import Variant, get_variant
 from spider_env.observation.view import TableView
 from spider_env.search.budget import MAX_NODES, check_budget
@@ -416,7 +416,8 @@ class PlannerAgent(BaseAgent):
             # a whole closure without a win or an event: no move will ever turn a card up or
             # deal again, so the game is lost; the lookahead agent plays it out
             self._dead = not search.full
-            return [int(self._fallback.act(obs, mask, info))]
+            fill = self._fill_for_deal(game, root) if search.full else []
+            return fill or [int(self._fallback.act(obs, mask, info))]
         self._wait = RETRY_EVERY  # a search found something: the waits start again
         self.decisions += 1
         ev_node, ev_action = self._held(v, ev_node, ev_action)
@@ -701,6 +702,36 @@ class PlannerAgent(BaseAgent):
         events = np.full_like(ev_action, -1) if dealing else ev_action
         keys = search.static(slots, values, ev_node, events)
         return np.argsort(keys, kind="stable")[:keep]
+
+    @staticmethod
+    def _fill_for_deal(game: Any, root: np.ndarray) -> list[int]:
+        """Moves that fill every empty dealt column, so that the stock can be dealt, where the
+        closure ran out of room before it reached such a position (many empty columns late in
+        a game: the ways to fill them are too many to list): one card at a time, each the last
+        card of the longest column with a face-up card above it, so no run is completed and no
+        card turned up. ``[]`` when there is nothing to deal, no empty column, or such a move
+        is not legal (the rules decide: ``legal_actions``)."""
+        v = game.variant
+        stock = any(game.pile(root, j).size for j in range(len(v.stock)))
+        if not v.deal_needs_no_empty or not stock:
+            return []
+        st = game.copy(root)
+        plan: list[int] = []
+        for _ in range(v.dealt_columns):
+            lengths = [game.column(st, c).size for c in range(v.n_columns)]
+            empty = [c for c in range(v.dealt_columns) if lengths[c] == 0]
+            if not empty:
+                return plan
+            sources = [c for c in range(v.n_columns) if lengths[c] - game.face_down(st, c) >= 2]
+            if not sources:
+                return []
+            src = max(sources, key=lambda c: (lengths[c], -c))
+            a = move_id(v, src, 1, empty[0])
+            if a not in game.legal_actions(st):
+                return []
+            game.apply_inplace(st, a)
+            plan.append(a)
+        return []
 
     @staticmethod
     def _deal_ids(v: Variant) -> np.ndarray:

@@ -30,8 +30,10 @@ from spider_env.fast.game import (
     FastGame,
     apply_action,
     card_at,
+    column_length,
     copy_state,
     deals_left,
+    dealt_columns,
     face_down,
     is_deal,
     is_won,
@@ -49,6 +51,7 @@ from spider_env.fast.game import (
     unpack,
 )
 from spider_env.fast.jit import jit, refresh_cache
+from spider_env.fast.layout import P_NOEMPTY
 from spider_env.search.beam import (
     _CHILDREN,
     F_FULL,
@@ -154,6 +157,20 @@ def closure(
 
 
 @jit
+def starved(pr: np.ndarray, st: np.ndarray) -> bool:
+    """Whether ``st`` can never deal again though its stock holds cards, so it is lost: a deal
+    needs every dealt column filled (``Variant.deal_needs_no_empty``) and the table holds
+    fewer cards than there are such columns (cards come to the table only by a deal; a
+    completed run leaves it). Late in a 1-suit game, completing one run too many does this."""
+    if pr[P_NOEMPTY] == 0 or deals_left(pr, st) == 0:
+        return False
+    cards = 0
+    for c in range(n_columns(pr)):
+        cards += column_length(pr, st, c)
+    return cards < dealt_columns(pr)
+
+
+@jit
 def stock_term(stock_by_left: np.ndarray, left: int) -> np.int64:
     """What the cards left in the stock (``left`` deals) add to a beam rank before
     :func:`graded` reads it: they count as disorder (the rank's high bits)."""
@@ -197,12 +214,16 @@ def beam_value(
     spent: np.ndarray,
 ) -> float:
     """A beam ``width`` wide (per count of deals left) from ``root``, at most ``budget``
-    positions generated and ``max_depth`` depths: 1.0 if it wins, else :func:`graded` of the
-    best position generated; the positions generated are added to ``spent[0]``. Buffers as
+    positions generated and ``max_depth`` depths: 1.0 if it wins, 0.0 if ``root`` is
+    :func:`starved`, else :func:`graded` of the best position generated that is not starved;
+    the positions generated are added to ``spent[0]``. Buffers as
     :class:`spider_env.search.beam.BeamSolver` makes them (``width * n_buckets`` frontier
     rows); ``table`` is cleared here and must hold ``2 * budget`` keys."""
     if is_won(pr, root):
         return 1.0
+    if starved(pr, root):
+        return 0.0
+    tmp = new_state(pr)
     table[:] = 0
     pack(pr, root, frontier[0])
     f_ids[0] = 0
@@ -222,7 +243,9 @@ def beam_value(
         for j in range(nc):
             key = c_key[j] + stock_term(stock_by_left, c_left[j])
             if key < best:
-                best = key
+                unpack(pr, cand[j], tmp)
+                if not starved(pr, tmp):
+                    best = key
         if nc == 0 or flags[F_FULL]:
             break
         nf = _select(
@@ -307,13 +330,16 @@ def closure_graded(
     tmp: np.ndarray,
 ) -> float:
     """:func:`graded` of the best of ``root`` and the positions ``recs[1:n]`` of its
-    :func:`closure` (no deal among them: the stock is ``root``'s); ``tmp``: a state buffer."""
+    :func:`closure` that are not :func:`starved` (no deal among them: the stock is ``root``'s;
+    0.0 if ``root`` is starved); ``tmp``: a state buffer."""
+    if starved(pr, root):
+        return 0.0
     stock = stock_term(stock_by_left, deals_left(pr, root))
     best = chaos_key(pr, root) + stock
     for i in range(1, n):
         unpack(pr, recs[i], tmp)
         key = chaos_key(pr, tmp) + stock
-        if key < best:
+        if key < best and not starved(pr, tmp):
             best = key
     return graded(pr, best, n_cards)
 
@@ -751,6 +777,7 @@ __all__ = [
     "evaluate_worst",
     "face_down_total",
     "graded",
+    "starved",
     "static_keys",
     "stock_term",
     "unseen_pool",
