@@ -740,3 +740,133 @@ def test_evaluate_gives_the_same_records_with_one_or_two_workers(monkeypatch: An
     assert _records(one) == by_spec
     assert [{**r, "agent": SMALL} for r in by_object] == by_spec
     assert sum(r.won for r in one.records) >= 1
+
+
+# --- a position that can never deal again ------------------------------------------------------
+# Late in a 1-suit game (development deal 5063, step 139 of the planner's game): six runs out,
+# 16 cards on the table, one deal left. Moving 7S..AS onto 8S completes a run and leaves three
+# cards: no deal can ever fill ten columns again, so the game is lost.
+STARVING = """spider-env state 1
+variant: spider-1suit
+counters: moves=136 deals=4 undos=0 reveals=44 free_used=false
+completed: S=6 H=0 D=0 C=0
+col0: KS QS JS TS 9S 8S
+col1: JS
+col2: 5S
+col3: 8S 7S 6S 5S 4S 3S 2S AS
+col4: -
+col5: -
+col6: -
+col7: -
+col8: -
+col9: -
+pile0: -
+pile1: -
+pile2: -
+pile3: -
+pile4: 3S 7S KS TS 6S 4S AS 2S 9S QS
+"""
+# Development deal 5050, step 111: the last face-down card (col8) is turned up by moving 8S..AS
+# onto a 9S; three of the planner's four best candidates complete a run on the way and leave
+# six cards with two deals left.
+STARVING_CHOICE = """spider-env state 1
+variant: spider-1suit
+counters: moves=108 deals=3 undos=0 reveals=43 free_used=false
+completed: S=5 H=0 D=0 C=0
+col0: JS TS 9S
+col1: KS QS JS
+col2: -
+col3: -
+col4: -
+col5: KS 9S
+col6: -
+col7: 2S AS
+col8: |KS 8S
+col9: 7S 6S 5S 4S 3S 2S AS
+pile0: -
+pile1: -
+pile2: -
+pile3: 3S 8S QS 7S 6S AS 9S 5S QS TS
+pile4: TS 3S 5S 4S 2S 8S 4S JS 7S 6S
+"""
+
+
+def _cards(state: Any) -> int:
+    return sum(len(c) for c in state.cols)
+
+
+def test_a_table_with_fewer_cards_than_columns_and_a_stock_left_is_starved() -> None:
+    from spider_env.core.state import State
+    from spider_env.fast.game import FastGame
+    from spider_env.search.plan import starved
+
+    v = get_variant("spider-1suit")
+    game = FastGame(v)
+    before = State.from_text(STARVING)
+    (complete,) = [
+        a for a in legal_actions(before) if apply(before, a).completed != before.completed
+    ]
+    after = apply(before, complete)
+    assert _cards(after) == 3 and after.stock_cards
+    assert not starved(game.params, game.from_state(before))
+    assert starved(game.params, game.from_state(after))
+    # on a game that deals onto empty columns the same table is not starved
+    loose = FastGame(v.with_options(deal_needs_no_empty=False))
+    assert not starved(loose.params, loose.from_state(after.replace(variant=loose.variant)))
+
+
+def test_a_candidate_that_starves_the_table_scores_zero_and_the_others_above_it() -> None:
+    from spider_env.core.state import State
+
+    v = get_variant("spider-1suit")
+    state = State.from_text(STARVING_CHOICE)
+    search = PlanSearch(v, closure_nodes=4000, width=2, nodes=4000, max_depth=200, deals=1)
+    root = search.game.from_state(state)
+    won, ev_node, ev_action = search.closure(root)
+    assert won < 0 and ev_node.size > 1
+    slots = np.asarray(search.game.hidden_slots(root), dtype=np.int64)
+    values = root[slots][None, :].copy()  # one layout: the true one
+    k = np.arange(ev_node.size, dtype=np.int64)
+    scores = search.evaluate(slots, values, ev_node, ev_action, k, np.zeros_like(k))
+    starving = np.zeros(ev_node.size, dtype=bool)
+    for i in range(ev_node.size):
+        after = state
+        for a in search.path(int(ev_node[i])) + [int(ev_action[i])]:
+            after = apply(after, a)
+        starving[i] = _cards(after) < 10 and bool(after.stock_cards)
+    assert starving.any() and (~starving).any()
+    assert (scores[starving] == 0).all()
+    assert (scores[~starving] > 0).all()
+
+
+@pytest.mark.parametrize("text", [STARVING, STARVING_CHOICE], ids=["fill", "choice"])
+def test_the_planner_does_not_complete_a_run_that_leaves_too_few_cards_to_deal(text: str) -> None:
+    env = SpiderEnv(variant="spider-1suit")
+    obs, info = env.reset(options={"state_text": text})
+    agent = make_agent("planner", "spider-1suit", seed=0)
+    agent.reset(seed=0)
+    deals = env.unwrapped.state.deals
+    while env.unwrapped.state.deals == deals:
+        obs, _, term, trunc, info = env.step(agent.act(obs, info["action_mask"], info))
+        assert not term and not trunc
+        state = env.unwrapped.state
+        assert _cards(state) >= 10 or state.deals > deals
+
+
+def test_the_fill_for_a_deal_uses_legal_single_card_moves_that_complete_no_run() -> None:
+    from spider_env.core.state import State
+    from spider_env.fast.game import FastGame
+
+    v = get_variant("spider-1suit")
+    game = FastGame(v)
+    state = State.from_text(STARVING)
+    plan = PlannerAgent._fill_for_deal(game, game.from_state(state))
+    assert len(plan) == 6  # one card into each empty column
+    for a in plan:
+        assert a in legal_actions(state)
+        state = apply(state, a)
+        assert sum(state.completed) == 6
+    assert deal_ids(v)[0] in legal_actions(state)
+    # nothing to fill: no plan
+    dealt = apply(state, deal_ids(v)[0])
+    assert PlannerAgent._fill_for_deal(game, game.from_state(dealt)) == []
