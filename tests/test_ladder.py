@@ -214,3 +214,35 @@ def test_decision_time_bad_flags_are_one_line_and_status_2() -> None:
         done = decision_time(*args)
         assert done.returncode == 2 and done.stdout == ""
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_choices_plays_the_planners_contenders_out_on_layouts_a_player_could_guess(
+    tmp_path: Path,
+) -> None:
+    """benchmarks/choices.py replays a lost planner game, and at its decisions plays every
+    contender out on the same layouts (the share of layouts won is a number of the layouts);
+    bad flags and files are one line, status 2."""
+    spec = "planner:evals=4,candidates=3,nodes=300"
+    played = _evaluated(tmp_path, spec, suits=2, deals="0:2", max_steps=150)
+    out = tmp_path / "choices.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "choices.py"), str(played), "--agent", spec,
+           "--continue", "greedy", "--max-steps", "150", "--limit", "1", "--decisions", "2",
+           "--contenders", "2", "--layouts", "3", "--jobs", "1", "--json", str(out)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(out.read_text())
+    assert 1 <= len(rows) <= 2 and "decisions: the chosen contender's share" in done.stdout
+    for row in rows:
+        assert str(row["best"]) in row["shares"] and len(row["shares"]) == 2
+        assert all(round(share * 3, 9) in (0, 1, 2, 3) for share in row["shares"].values())
+    flags = [("--layouts", "0", "--layouts must be at least 1"),
+             ("--agent", "nobody", "no lost game of agent 'nobody'")]  # fmt: skip
+    for flag, value, message in flags:
+        at = cmd.index(flag)
+        bad = subprocess.run([*cmd[:at], flag, value, *cmd[at + 2 :]], capture_output=True,
+                             text=True)  # fmt: skip
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and message in bad.stderr
+    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    bad = subprocess.run([*cmd[:2], str(tmp_path / "other.csv"), *cmd[3:]], capture_output=True,
+                         text=True)  # fmt: skip
+    assert bad.returncode == 2 and "not an evaluation CSV" in bad.stderr

@@ -1,0 +1,245 @@
+"""How much did the planner's choices cost? Replay lost games and play each of the planner's
+contenders out, many times, as a player who cannot see the cards would.
+
+    python benchmarks/choices.py GAMES.csv --limit 6 --decisions 3 --contenders 4 --layouts 10
+
+Each lost deal of ``--agent`` in the evaluation CSV (``spider-env evaluate --csv``) is played
+again exactly as the evaluation played it (same agent seed, same step limit). At
+``--decisions`` of the planner's decisions that had a choice, evenly spaced over the game
+(with ``--late``: over those made with the stock empty), the contenders are the candidates its
+successive halving scored most, best mean first (at most ``--contenders``; the one it played
+is always among them). Each contender is then played on ``--layouts`` layouts of the cards the
+player could not see (uniform draws consistent with the observation, the same layouts for
+every contender): its moves and its event first, then the ``--continue`` player (a fresh
+agent, seeded by the layout) plays to the end of the game. The share of layouts won is the
+contender's value *for that player*. Where another contender's share beat the chosen one's,
+both are played again on as many fresh layouts (the best of noisy shares is biased up; the
+second figure is not). Nothing here is a player: it reads what the planner scored, and the
+layouts it draws are a player's guesses.
+
+Output: per decision, each contender's mean score and scores in the planner's halving and its
+share of layouts won (``*``: the one played); then a summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import multiprocessing as mp
+import sys
+from typing import Any, NoReturn
+
+import numpy as np
+from spider_env.agents import make_agent
+
+from spider_env.apps.evaluation.episode import agent_seed, make_env
+from spider_env.core.variants import get_variant
+from spider_env.fast.game import deals_left
+from spider_env.observation.view import TableView
+
+
+def _capture(agent: Any) -> list[dict[str, Any]]:
+    """Wrap ``agent``'s choice so that every decision's contenders are recorded."""
+    seen: list[dict[str, Any]] = []
+    choose = agent._choose
+
+    def spy(search: Any, root: np.ndarray, slots: Any, ev_node: Any, ev_action: Any) -> int:
+        calls: list[tuple[np.ndarray, np.ndarray]] = []
+        evaluate = search.evaluate
+
+        def record(*args: Any, **kwargs: Any) -> np.ndarray:
+            out = evaluate(*args, **kwargs)
+            if "width" not in kwargs:  # the halving's scores, not the screen's
+                calls.append((np.asarray(args[4]).copy(), np.asarray(out).copy()))
+            return out
+
+        search.evaluate = record
+        try:
+            best = choose(search, root, slots, ev_node, ev_action)
+        finally:
+            search.evaluate = evaluate
+        n = ev_node.size
+        sums, counts = np.zeros(n), np.zeros(n)
+        for cand, scores in calls:
+            np.add.at(sums, cand, scores)
+            np.add.at(counts, cand, 1)
+        scored = np.flatnonzero(counts)
+        order = sorted(scored, key=lambda k: (-counts[k], -sums[k] / counts[k]))
+        seen.append(
+            {
+                "late": int(deals_left(search.pr, root)) == 0,
+                "best": int(best),
+                "order": [int(k) for k in order],
+                "mean": {int(k): float(sums[k] / counts[k]) for k in scored},
+                "count": {int(k): int(counts[k]) for k in scored},
+                "plans": {
+                    int(k): search.path(int(ev_node[k])) + [int(ev_action[k])]
+                    for k in set(order) | {int(best)}
+                },
+            }
+        )
+        return best
+
+    agent._choose = spy
+    return seen
+
+
+def decisions(
+    spec: str, variant: str, deal: int, seed: int, max_steps: int, wanted: int, late: bool
+) -> tuple[bool, list[dict[str, Any]]]:
+    """Replay one game; ``wanted`` of its decisions that had two contenders or more (made with
+    the stock empty, with ``late``), evenly spaced from the first to the last, each with the
+    observation it was made on and its step."""
+    v = get_variant(variant)
+    env = make_env(v, max_steps)
+    agent = make_agent(spec, v, seed=agent_seed(seed, deal))
+    agent.reset(seed=agent_seed(seed, deal))
+    seen = _capture(agent)
+    obs, info = env.reset(options={"deal": deal})
+    out: list[dict[str, Any]] = []
+    steps = 0
+    while True:
+        before = len(seen)
+        here = {k: np.array(x, copy=True) for k, x in obs.items()}
+        a = agent.act(obs, info["action_mask"], info)
+        chose = len(seen) > before and len(seen[-1]["order"]) >= 2
+        if chose and (seen[-1]["late"] or not late):
+            out.append(seen[-1] | {"obs": here, "step": steps, "deal": deal})
+        obs, _, term, trunc, info = env.step(a)
+        steps += 1
+        if term or trunc:
+            if len(out) > wanted:
+                at = np.unique(np.linspace(0, len(out) - 1, wanted).round().astype(int))
+                out = [out[i] for i in at]
+            return bool(info["is_success"]), out
+
+
+def _play_out(task: tuple[Any, ...]) -> bool:
+    variant, obs, plan, layout, cont, steps_left = task
+    v = get_variant(variant)
+    state = TableView.from_obs(v, obs).to_state(np.random.default_rng(layout))
+    env = make_env(v, steps_left)
+    obs, info = env.reset(options={"state": state})
+    for a in plan:
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            return bool(info["is_success"])
+    agent = make_agent(cont, v, seed=layout)
+    agent.reset(seed=layout)
+    while True:
+        obs, _, term, trunc, info = env.step(agent.act(obs, info["action_mask"], info))
+        if term or trunc:
+            return bool(info["is_success"])
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        print(f"choices.py: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _Parser(description=__doc__.split("\n\n")[0])
+    p.add_argument("csv", help="an evaluation CSV (spider-env evaluate --csv)")
+    p.add_argument("--agent", default="planner", help="the CSV's agent to replay")
+    p.add_argument("--continue", dest="cont", default="planner", help="the player out")
+    p.add_argument("--seed", type=int, default=0, help="the evaluation's --seed")
+    p.add_argument("--max-steps", type=int, default=1000)
+    p.add_argument("--limit", type=int, default=6, help="lost games replayed")
+    p.add_argument("--decisions", type=int, default=4, help="decisions probed a game")
+    p.add_argument("--late", action="store_true", help="only decisions with the stock empty")
+    p.add_argument("--contenders", type=int, default=6)
+    p.add_argument("--layouts", type=int, default=16)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--json", help="write the decisions here")
+    args = p.parse_args(argv)
+    for name in ("limit", "decisions", "contenders", "layouts", "jobs", "max_steps"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    need = {"variant", "agent", "deal", "won"}
+    try:
+        with open(args.csv, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = need - set(reader.fieldnames or ())
+            if missing:
+                p.error(
+                    f"{args.csv} is not an evaluation CSV: no column {', '.join(sorted(missing))}"
+                )
+            rows = [r for r in reader if r["agent"] == args.agent]
+    except (OSError, UnicodeDecodeError) as exc:
+        p.error(f"cannot read {args.csv}: {exc}")
+    lost = [r for r in rows if r["won"] not in ("True", "true", "1")][: args.limit]
+    if not lost:
+        p.error(f"no lost game of agent {args.agent!r} in {args.csv}")
+    probes: list[dict[str, Any]] = []
+    for r in lost:
+        won, found = decisions(
+            args.agent, r["variant"], int(r["deal"]), args.seed, args.max_steps,
+            args.decisions, args.late,
+        )  # fmt: skip
+        if won:
+            p.error(f"deal {r['deal']} was won in the replay: not the CSV's game")
+        probes += [d | {"variant": r["variant"]} for d in found]
+    tasks, where = [], []
+    for i, d in enumerate(probes):
+        d["contenders"] = d["order"][: args.contenders]
+        if d["best"] not in d["contenders"]:
+            d["contenders"][-1] = d["best"]
+        for k in d["contenders"]:
+            for lay in range(args.layouts):
+                seed = 1_000_003 * (i + 1) + lay
+                left = args.max_steps - d["step"]
+                tasks.append((d["variant"], d["obs"], d["plans"][k], seed, args.cont, left))
+                where.append((i, k))
+    print(f"{len(probes)} decisions, {len(tasks)} games to play out", flush=True)
+    with mp.get_context("spawn").Pool(args.jobs) as pool:
+        results = pool.map(_play_out, tasks, chunksize=1)
+    won_by: dict[tuple[int, int], list[bool]] = {}
+    for key, w in zip(where, results, strict=True):
+        won_by.setdefault(key, []).append(w)
+    for i, d in enumerate(probes):
+        d["shares"] = {k: float(np.mean(won_by[i, k])) for k in d["contenders"]}
+        d["oracle"] = max(d["contenders"], key=lambda k: (d["shares"][k], k == d["best"]))
+    # the oracle's pick is the best of noisy shares: played again on fresh layouts, beside the
+    # planner's choice, for a gap that is not the maximum's bias
+    again = [i for i, d in enumerate(probes) if d["oracle"] != d["best"]]
+    tasks, where = [], []
+    for i in again:
+        d = probes[i]
+        for k in (d["best"], d["oracle"]):
+            for lay in range(args.layouts):
+                seed = 1_000_003 * (i + 1) + 500_000 + lay
+                left = args.max_steps - d["step"]
+                tasks.append((d["variant"], d["obs"], d["plans"][k], seed, args.cont, left))
+                where.append((i, k))
+    print(f"{len(again)} decisions where another contender did better, {len(tasks)} games")
+    with mp.get_context("spawn").Pool(args.jobs) as pool:
+        results = pool.map(_play_out, tasks, chunksize=1) if tasks else []
+    fresh: dict[tuple[int, int], list[bool]] = {}
+    for key, w in zip(where, results, strict=True):
+        fresh.setdefault(key, []).append(w)
+    for i, d in enumerate(probes):
+        d["again"] = {k: float(np.mean(v)) for (j, k), v in fresh.items() if j == i}
+        print(f"deal {d['deal']} step {d['step']}: " + ", ".join(
+            f"{'*' if k == d['best'] else ''}{k}: {d['mean'][k]:.3f}/{d['count'][k]} -> "
+            f"{d['shares'][k]:.2f}" for k in d["contenders"]
+        ) + (f"; again: chosen {d['again'][d['best']]:.2f}, oracle {d['again'][d['oracle']]:.2f}"
+             if d["again"] else ""))  # fmt: skip
+    chosen = [d["shares"][d["best"]] for d in probes]
+    print(
+        f"{len(probes)} decisions: the chosen contender's share {np.mean(chosen):.3f}, the best "
+        f"share {np.mean([d['shares'][d['oracle']] for d in probes]):.3f}; where another was "
+        f"best ({len(again)}), on fresh layouts: chosen "
+        f"{np.mean([probes[i]['again'][probes[i]['best']] for i in again] or [0]):.3f}, "
+        f"the other {np.mean([probes[i]['again'][probes[i]['oracle']] for i in again] or [0]):.3f}"
+    )
+    if args.json:
+        keep = ("deal", "step", "best", "oracle", "contenders", "mean", "count", "shares", "again")
+        with open(args.json, "w") as f:
+            json.dump([{k: d[k] for k in keep} for d in probes], f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
