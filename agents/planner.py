@@ -27,6 +27,13 @@ left it:
    candidate turns a card up (``hold=1``, the default; with ``hold=0`` deals compete with the
    reveals on their scores).
 
+A table that can never be dealt on again while the stock holds cards (a deal needs every
+column filled, and fewer cards than columns are left: late in a 1-suit game, one run completed
+too many) is lost: such a candidate scores 0 (:func:`spider_env.search.plan.starved`). Where a
+closure runs out of room before it reaches a deal (many empty columns and a stock left: the ways
+to fill them are too many to list), the empty columns are filled one card at a time, so that
+the deal can come (:meth:`PlannerAgent._fill_for_deal`).
+
 A whole closure (nothing left out) without a win or an event shows the game lost: no card will
 turn up and no deal come, whatever is played. The planner then stops searching and the
 lookahead agent plays the game out. With ``cap=C`` (on a game of four suits), once the scores of
