@@ -27,6 +27,7 @@ from spider_env.fast.layout import (
     P_NCARDS,
     P_NDEAL,
     P_NMOVE,
+    P_NOEMPTY,
     P_NP,
     P_OCOLS,
     P_ODOWN,
@@ -100,6 +101,13 @@ def legal_buffers(pr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def dealt_columns(pr: np.ndarray) -> int:
     """Columns the stock deals to (the first ones; the rest are free columns)."""
     return pr[P_DEALT]
+
+
+@jit_inline
+def deal_needs_no_empty(pr: np.ndarray) -> bool:
+    """Whether a deal is illegal while a dealt column is empty
+    (``Variant.deal_needs_no_empty``)."""
+    return pr[P_NOEMPTY] != 0
 
 
 @jit_inline

@@ -13,7 +13,8 @@ module (and ``spider_env``) does not import numba.
   ``apply_action(pr, st, a)`` (play legal ``a`` in place; returns the columns changed),
   ``is_won(pr, st)``, ``completed_runs(st)``, ``deals_left(pr, st)``, and
   ``position_hash(pr, st)``, the one hash of a position (no counters);
-* the variant: ``n_columns(pr)``, ``dealt_columns(pr)``, ``n_piles(pr)``,
+* the variant: ``n_columns(pr)``, ``dealt_columns(pr)``, ``deal_needs_no_empty(pr)``,
+  ``n_piles(pr)``,
   ``builds_any_suit(pr)``, ``is_move(pr, a)``, ``is_deal(pr, a)``,
   ``decode_move(pr, a) -> (src, cards, dst)`` (``core.actions.move_parts``), and buffers:
   ``new_state(pr)``, ``legal_buffers(pr) -> (ids, keys)``;
@@ -72,6 +73,7 @@ _COMPILED = {
         "n_columns",
         "n_piles",
         "dealt_columns",
+        "deal_needs_no_empty",
         "builds_any_suit",
         "is_move",
         "is_deal",

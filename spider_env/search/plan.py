@@ -32,6 +32,7 @@ from spider_env.fast.game import (
     card_at,
     column_length,
     copy_state,
+    deal_needs_no_empty,
     deals_left,
     dealt_columns,
     face_down,
@@ -51,7 +52,6 @@ from spider_env.fast.game import (
     unpack,
 )
 from spider_env.fast.jit import jit, refresh_cache
-from spider_env.fast.layout import P_NOEMPTY
 from spider_env.search.beam import (
     _CHILDREN,
     F_FULL,
@@ -162,7 +162,7 @@ def starved(pr: np.ndarray, st: np.ndarray) -> bool:
     needs every dealt column filled (``Variant.deal_needs_no_empty``) and the table holds
     fewer cards than there are such columns (cards come to the table only by a deal; a
     completed run leaves it). Late in a 1-suit game, completing one run too many does this."""
-    if pr[P_NOEMPTY] == 0 or deals_left(pr, st) == 0:
+    if not deal_needs_no_empty(pr) or deals_left(pr, st) == 0:
         return False
     cards = 0
     for c in range(n_columns(pr)):
