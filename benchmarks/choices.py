@@ -31,7 +31,7 @@ import sys
 from typing import Any, NoReturn
 
 import numpy as np
-from spider_env.agents import make_agent
+from spider_env.agents import PlannerAgent, make_agent
 
 from spider_env.apps.evaluation.episode import agent_seed, make_env
 from spider_env.core.variants import get_variant
@@ -42,7 +42,15 @@ from spider_env.observation.view import TableView
 def _capture(agent: Any) -> list[dict[str, Any]]:
     """Wrap ``agent``'s choice so that every decision's contenders are recorded."""
     seen: list[dict[str, Any]] = []
-    choose = agent._choose
+    choose, screen = agent._choose, agent._screen
+    screening = [False]
+
+    def screened(*args: Any, **kwargs: Any) -> np.ndarray:
+        screening[0] = True
+        try:
+            return screen(*args, **kwargs)
+        finally:
+            screening[0] = False
 
     def spy(search: Any, root: np.ndarray, slots: Any, ev_node: Any, ev_action: Any) -> int:
         calls: list[tuple[np.ndarray, np.ndarray]] = []
@@ -50,7 +58,7 @@ def _capture(agent: Any) -> list[dict[str, Any]]:
 
         def record(*args: Any, **kwargs: Any) -> np.ndarray:
             out = evaluate(*args, **kwargs)
-            if "width" not in kwargs:  # the halving's scores, not the screen's
+            if not screening[0]:  # the halving's scores, not the screen's
                 calls.append((np.asarray(args[4]).copy(), np.asarray(out).copy()))
             return out
 
@@ -81,7 +89,7 @@ def _capture(agent: Any) -> list[dict[str, Any]]:
         )
         return best
 
-    agent._choose = spy
+    agent._choose, agent._screen = spy, screened
     return seen
 
 
@@ -172,6 +180,13 @@ def main(argv: list[str] | None = None) -> int:
     lost = [r for r in rows if r["won"] not in ("True", "true", "1")][: args.limit]
     if not lost:
         p.error(f"no lost game of agent {args.agent!r} in {args.csv}")
+    for flag, spec in (("--agent", args.agent), ("--continue", args.cont)):
+        try:
+            player = make_agent(spec, lost[0]["variant"], seed=0)
+        except (ValueError, TypeError) as exc:
+            p.error(f"{flag}: {exc}")
+        if flag == "--agent" and not isinstance(player, PlannerAgent):
+            p.error(f"--agent must be a planner spec (its choices are probed), got {spec!r}")
     probes: list[dict[str, Any]] = []
     for r in lost:
         won, found = decisions(
@@ -227,13 +242,20 @@ def main(argv: list[str] | None = None) -> int:
         ) + (f"; again: chosen {d['again'][d['best']]:.2f}, oracle {d['again'][d['oracle']]:.2f}"
              if d["again"] else ""))  # fmt: skip
     chosen = [d["shares"][d["best"]] for d in probes]
-    print(
+    summary = (
         f"{len(probes)} decisions: the chosen contender's share {np.mean(chosen):.3f}, the best "
-        f"share {np.mean([d['shares'][d['oracle']] for d in probes]):.3f}; where another was "
-        f"best ({len(again)}), on fresh layouts: chosen "
-        f"{np.mean([probes[i]['again'][probes[i]['best']] for i in again] or [0]):.3f}, "
-        f"the other {np.mean([probes[i]['again'][probes[i]['oracle']] for i in again] or [0]):.3f}"
+        f"share {np.mean([d['shares'][d['oracle']] for d in probes]):.3f}; "
     )
+    if again:
+        fresh_chosen = np.mean([probes[i]["again"][probes[i]["best"]] for i in again])
+        fresh_other = np.mean([probes[i]["again"][probes[i]["oracle"]] for i in again])
+        summary += (
+            f"where another was best ({len(again)}), on fresh layouts: chosen "
+            f"{fresh_chosen:.3f}, the other {fresh_other:.3f}"
+        )
+    else:
+        summary += "the chosen contender was never beaten"
+    print(summary)
     if args.json:
         keep = ("deal", "step", "best", "oracle", "contenders", "mean", "count", "shares", "again")
         with open(args.json, "w") as f:

@@ -236,7 +236,8 @@ def test_choices_plays_the_planners_contenders_out_on_layouts_a_player_could_gue
         assert str(row["best"]) in row["shares"] and len(row["shares"]) == 2
         assert all(round(share * 3, 9) in (0, 1, 2, 3) for share in row["shares"].values())
     flags = [("--layouts", "0", "--layouts must be at least 1"),
-             ("--agent", "nobody", "no lost game of agent 'nobody'")]  # fmt: skip
+             ("--agent", "nobody", "no lost game of agent 'nobody'"),
+             ("--continue", "nobody", "--continue: unknown agent 'nobody'")]  # fmt: skip
     for flag, value, message in flags:
         at = cmd.index(flag)
         bad = subprocess.run([*cmd[:at], flag, value, *cmd[at + 2 :]], capture_output=True,
