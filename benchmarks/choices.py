@@ -6,7 +6,8 @@ contenders out, many times, as a player who cannot see the cards would.
 Each lost deal of ``--agent`` in the evaluation CSV (``spider-env evaluate --csv``) is played
 again exactly as the evaluation played it (same agent seed, same step limit). At
 ``--decisions`` of the planner's decisions that had a choice, evenly spaced over the game
-(with ``--late``: over those made with the stock empty), the contenders are the candidates its
+(with ``--late``: over those made with the stock empty; with ``--deals-left 1,2``: over those
+made with one or two deals left in the stock), the contenders are the candidates its
 successive halving scored most, best mean first (at most ``--contenders``; the one it played
 is always among them). Each contender is then played on ``--layouts`` layouts of the cards the
 player could not see (uniform draws consistent with the observation, the same layouts for
@@ -76,7 +77,7 @@ def _capture(agent: Any) -> list[dict[str, Any]]:
         order = sorted(scored, key=lambda k: (-counts[k], -sums[k] / counts[k]))
         seen.append(
             {
-                "late": int(deals_left(search.pr, root)) == 0,
+                "left": int(deals_left(search.pr, root)),
                 "best": int(best),
                 "order": [int(k) for k in order],
                 "mean": {int(k): float(sums[k] / counts[k]) for k in scored},
@@ -94,11 +95,17 @@ def _capture(agent: Any) -> list[dict[str, Any]]:
 
 
 def decisions(
-    spec: str, variant: str, deal: int, seed: int, max_steps: int, wanted: int, late: bool
+    spec: str,
+    variant: str,
+    deal: int,
+    seed: int,
+    max_steps: int,
+    wanted: int,
+    left: set[int] | None,
 ) -> tuple[bool, list[dict[str, Any]]]:
     """Replay one game; ``wanted`` of its decisions that had two contenders or more (made with
-    the stock empty, with ``late``), evenly spaced from the first to the last, each with the
-    observation it was made on and its step."""
+    a number of deals left in ``left``, unless it is None), evenly spaced from the first to the
+    last, each with the observation it was made on and its step."""
     v = get_variant(variant)
     env = make_env(v, max_steps)
     agent = make_agent(spec, v, seed=agent_seed(seed, deal))
@@ -112,7 +119,7 @@ def decisions(
         here = {k: np.array(x, copy=True) for k, x in obs.items()}
         a = agent.act(obs, info["action_mask"], info)
         chose = len(seen) > before and len(seen[-1]["order"]) >= 2
-        if chose and (seen[-1]["late"] or not late):
+        if chose and (left is None or seen[-1]["left"] in left):
             out.append(seen[-1] | {"obs": here, "step": steps, "deal": deal})
         obs, _, term, trunc, info = env.step(a)
         steps += 1
@@ -157,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=6, help="lost games replayed")
     p.add_argument("--decisions", type=int, default=4, help="decisions probed a game")
     p.add_argument("--late", action="store_true", help="only decisions with the stock empty")
+    p.add_argument(
+        "--deals-left", help="only decisions made with these deals left (a comma list: 1,2,3)"
+    )
     p.add_argument("--contenders", type=int, default=6)
     p.add_argument("--layouts", type=int, default=16)
     p.add_argument("--jobs", type=int, default=2)
@@ -165,6 +175,16 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("limit", "decisions", "contenders", "layouts", "jobs", "max_steps"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    left: set[int] | None = {0} if args.late else None
+    if args.deals_left is not None:
+        if args.late:
+            p.error("--late and --deals-left: give one of them")
+        try:
+            left = {int(x) for x in args.deals_left.split(",")}
+        except ValueError:
+            p.error(f"--deals-left must be a comma list of counts, got {args.deals_left!r}")
+        if min(left) < 0:
+            p.error(f"--deals-left must be counts of 0 or more, got {args.deals_left!r}")
     need = {"variant", "agent", "deal", "won"}
     try:
         with open(args.csv, newline="") as f:
@@ -191,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in lost:
         won, found = decisions(
             args.agent, r["variant"], int(r["deal"]), args.seed, args.max_steps,
-            args.decisions, args.late,
+            args.decisions, left,
         )  # fmt: skip
         if won:
             p.error(f"deal {r['deal']} was won in the replay: not the CSV's game")
@@ -257,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         summary += "the chosen contender was never beaten"
     print(summary)
     if args.json:
-        keep = ("deal", "step", "best", "oracle", "contenders", "mean", "count", "shares", "again")
+        keep = ("deal", "step", "left", "best", "oracle", "contenders", "mean", "count")
+        keep += ("shares", "again")
         with open(args.json, "w") as f:
             json.dump([{k: d[k] for k in keep} for d in probes], f, indent=1)
     return 0

@@ -235,13 +235,28 @@ def test_choices_plays_the_planners_contenders_out_on_layouts_a_player_could_gue
     for row in rows:
         assert str(row["best"]) in row["shares"] and len(row["shares"]) == 2
         assert all(round(share * 3, 9) in (0, 1, 2, 3) for share in row["shares"].values())
+    assert all(row["left"] in range(6) for row in rows)
+    at = cmd.index("--json")
+    early = tmp_path / "early.json"
+    done = subprocess.run([*cmd[:at], "--deals-left", "4,5", "--json", str(early)],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(early.read_text())
+    assert rows and all(row["left"] in (4, 5) for row in rows)
     flags = [("--layouts", "0", "--layouts must be at least 1"),
              ("--agent", "nobody", "no lost game of agent 'nobody'"),
-             ("--continue", "nobody", "--continue: unknown agent 'nobody'")]  # fmt: skip
+             ("--continue", "nobody", "--continue: unknown agent 'nobody'"),
+             ("--decisions", "x", "--decisions: invalid int value")]  # fmt: skip
     for flag, value, message in flags:
         at = cmd.index(flag)
         bad = subprocess.run([*cmd[:at], flag, value, *cmd[at + 2 :]], capture_output=True,
                              text=True)  # fmt: skip
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and message in bad.stderr
+    extras = [(["--deals-left", "x"], "--deals-left must be a comma list"),
+              (["--deals-left=-1"], "--deals-left must be counts of 0 or more"),
+              (["--deals-left", "0", "--late"], "--late and --deals-left")]  # fmt: skip
+    for extra, message in extras:
+        bad = subprocess.run([*cmd, *extra], capture_output=True, text=True)
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and message in bad.stderr
     (tmp_path / "other.csv").write_text("a,b\n1,2\n")
     bad = subprocess.run([*cmd[:2], str(tmp_path / "other.csv"), *cmd[3:]], capture_output=True,
