@@ -155,6 +155,7 @@ BUDGET: dict[str, tuple[int, int, int]] = {
     "bandit": (0, 0, 1),
     "cap": (0, 0, 1_000_000),
     "blind": (0, 0, 1000),
+    "power": (1, 1, 8),
 }
 BUDGET_KEYS = tuple(BUDGET)
 
@@ -188,6 +189,15 @@ def _check(name: str, value: object) -> int:
     ):
         raise ValueError(f"{name} must be an int in {low}..{high:,}, got {value!r}")
     return int(value)
+
+
+def sharpen(scores: np.ndarray, power: int) -> np.ndarray:
+    """``scores`` raised to ``power`` before they are averaged (``power=P``; ``scores``
+    itself when P is 1; ``worst``'s term is added first). A win (1.0) stays 1.0 and a graded
+    value (below 1) falls further below it, and for P > 1 the mean prefers the candidate whose
+    scores vary (with P = 2, the mean of the squares is the square of the mean plus the
+    variance)."""
+    return scores if power == 1 else scores**power
 
 
 def halving_schedule(n: int, evals: int) -> list[tuple[int, int]]:
@@ -242,6 +252,9 @@ class PlannerAgent(BaseAgent):
             of the halving's last round (at most :data:`BLIND_TOP`) are rolled out on K fresh
             layouts each by a player blind to the unseen cards, and the best mean is played
             (:meth:`_blind`).
+        power: P: every score is raised to the power P before the candidates' scores are
+            averaged (1: as they are; 2 rewards a candidate whose scores vary, a win more
+            against the graded values below it; :func:`sharpen`).
     All ``ValueError`` outside their ranges (:data:`BUDGET`).
 
     Counters since the last :meth:`reset` (for reports): ``decisions`` (planned decisions),
@@ -272,6 +285,7 @@ class PlannerAgent(BaseAgent):
         bandit: int = 0,
         cap: int | None = None,
         blind: int = 0,
+        power: int = 1,
     ) -> None:
         super().__init__(variant, seed)
         given = {
@@ -291,6 +305,7 @@ class PlannerAgent(BaseAgent):
             "bandit": bandit,
             "cap": cap,
             "blind": blind,
+            "power": power,
         }
         #: the budget as given (the keys of :data:`GAME_KEYS` left ``None`` take the game's
         #: default, :func:`default_budget`)
@@ -497,6 +512,7 @@ class PlannerAgent(BaseAgent):
                 scores += (b["worst"] / 100) * search.worst(
                     slots, values, ev_node, ev_action, pair_cand, pair_sample, WORST_CLOSURE
                 )
+            scores = sharpen(scores, b["power"])
             self.scores += scores.size
             np.add.at(sums, pair_cand, scores)
             np.add.at(counts, pair_cand, 1)
@@ -593,8 +609,9 @@ class PlannerAgent(BaseAgent):
         if k == 1:
             return int(alive[0])
         cand = alive.astype(np.int64)
-        sums = search.evaluate(
-            slots, values, ev_node, ev_action, cand, np.zeros(k, np.int64), **beam
+        sums = sharpen(
+            search.evaluate(slots, values, ev_node, ev_action, cand, np.zeros(k, np.int64), **beam),
+            self.budget["power"],
         )
         counts = np.ones(k, dtype=np.int64)
         self.scores += k
@@ -610,7 +627,7 @@ class PlannerAgent(BaseAgent):
                 counts[i : i + 1].copy(),
                 **beam,
             )
-            sums[i] += score[0]
+            sums[i] += sharpen(score, self.budget["power"])[0]
             counts[i] += 1
             self.scores += 1
         return int(alive[np.lexsort((-sums / counts, -counts))[0]])
@@ -675,7 +692,10 @@ class PlannerAgent(BaseAgent):
         alive = self._first_sort(inner, slots, values, ev_node, ev_action, keep)
         pair_cand = np.repeat(alive, M).astype(np.int64)
         pair_sample = np.tile(np.arange(M), alive.size).astype(np.int64)
-        scores = inner.evaluate(slots, values, ev_node, ev_action, pair_cand, pair_sample)
+        scores = sharpen(
+            inner.evaluate(slots, values, ev_node, ev_action, pair_cand, pair_sample),
+            self.budget["power"],
+        )
         self.scores += scores.size
         return float(scores.reshape(alive.size, M).mean(axis=1).max())
 
@@ -777,4 +797,5 @@ __all__ = [
     "default_budget",
     "halving_schedule",
     "parse_planner_spec",
+    "sharpen",
 ]

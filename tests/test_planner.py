@@ -24,6 +24,7 @@ from spider_env.agents.planner import (
     ONE_SUIT_BUDGET,
     default_budget,
     halving_schedule,
+    sharpen,
 )
 
 from spider_env.apps.evaluation import evaluate
@@ -253,6 +254,26 @@ def test_late_multiplies_the_scores_once_the_stock_is_empty() -> None:
     after = [y - x for x, y in itertools.pairwise(spent[empty - 1 :]) if y > x]
     after_b = [y - x for x, y in itertools.pairwise(spent_b[empty - 1 :]) if y > x]
     assert after and after_b and sum(after_b) / len(after_b) > 2 * sum(after) / len(after)
+
+
+def test_power_changes_which_candidate_wins_not_the_scores_spent() -> None:
+    """``power=P``: the scores are raised to P before they are averaged, so the halving spends
+    the same scores at every decision and only its ranking changes: the games are the same
+    until their first different action, with the same scores spent, and some games differ."""
+    assert list(sharpen(np.array([1.0, 0.5, 0.0]), 2)) == [1.0, 0.25, 0.0]
+    plain = np.array([0.3, 0.9])
+    assert sharpen(plain, 1) is plain
+    differ = False
+    for deal in (3, 5):
+        a_agent = make_agent(SMALL + ",screen=0", "spider-1suit", 4)
+        b_agent = make_agent(SMALL + ",screen=0,power=2", "spider-1suit", 4)
+        assert isinstance(b_agent, PlannerAgent) and b_agent.name.endswith(",power=2")
+        a, _, spent = play_counting(a_agent, deal, 300)
+        b, _, spent_b = play_counting(b_agent, deal, 300)
+        same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+        assert spent[:same] == spent_b[:same]
+        differ = differ or a != b
+    assert differ
 
 
 def test_the_bandit_spends_the_scores_and_changes_some_choices() -> None:
@@ -608,6 +629,8 @@ def test_halving_schedule_halves_and_stays_within_the_budget() -> None:
         ("planner:bandit=2", "bandit must be an int in 0..1, got 2"),
         ("planner:cap=-1", "cap must be an int in 0..1,000,000, got -1"),
         ("planner:blind=-1", "blind must be an int in 0..1,000, got -1"),
+        ("planner:power=0", "power must be an int in 1..8, got 0"),
+        ("planner:power=9", "power must be an int in 1..8, got 9"),
         ("planner:exact=60000000", "exact must be an int in 1..50,000,000"),
         ("planner:foo=1", "bad planner budget 'foo=1'.*evals, candidates, width"),
         ("planner:", "bad planner budget ''"),
