@@ -66,17 +66,21 @@ def on_own_suit(card: int, under: int) -> bool:
     return under == card + 1 and card % N_RANKS != KING
 
 
+def stock_cards(view: TableView) -> int:
+    """The cards still in the stock (the piles not yet dealt)."""
+    return sum(view.variant.stock[j] for j in view.remaining_piles())
+
+
 def features(view: TableView) -> np.ndarray:
     """What a player sees of a position as numbers (:data:`FEATURES`), each scaled to about
     0..1: shares of the deck face down, in the stock and out of order; shares of the columns
-    empty, with no / one face-down card, with a face-up King at the base; completed runs of 8;
-    the sum of squared face-down counts / 100; cards in the columns' top runs; the longest
-    column / 30; face-down share times unseen share."""
+    empty, with no / one face-down card, with a face-up King at the base; the share of runs
+    completed; the sum of squared face-down counts / 100; cards in the columns' top runs; the
+    longest column / 30; face-down share times unseen share."""
     v = view.variant
     n_cards, columns = v.n_cards, v.n_columns
-    table = sum(d + len(up) for d, up in zip(view.down, view.up))
     runs = sum(view.completed)
-    stock = n_cards - table - N_RANKS * runs
+    stock = stock_cards(view)
     down = sum(view.down)
     breaks = ready = 0
     for up in view.up:
@@ -93,7 +97,7 @@ def features(view: TableView) -> np.ndarray:
             stock / n_cards,
             breaks / n_cards,
             sum(n == 0 for n in lengths) / columns,
-            runs / 8.0,
+            runs / (n_cards / N_RANKS),
             sum(d == 0 and n > 0 for d, n in zip(view.down, lengths)) / columns,
             sum(d == 1 for d in view.down) / columns,
             sum(d * d for d in view.down) / 100.0,
@@ -119,9 +123,7 @@ def graded_order(view: TableView) -> float:
         if d == 0 and (up[0] % N_RANKS == KING or fits):
             chaos -= 1
     chaos -= min(free, max(chaos, 0))
-    table = sum(d + len(up) for d, up in zip(view.down, view.up))
-    stock = v.n_cards - table - N_RANKS * sum(view.completed)
-    return 1.0 - (max(chaos, 0) + stock) / v.n_cards
+    return 1.0 - (max(chaos, 0) + stock_cards(view)) / v.n_cards
 
 
 def play(task: tuple[str, str, int, int, int | None]) -> tuple[int, bool, np.ndarray]:
