@@ -65,6 +65,7 @@ from typing import Any
 import numpy as np
 
 from spider_env.core.actions import deal_ids, move_id
+from spider_env.core.state import State
 from spider_env.core.variants import Variant, get_variant
 from spider_env.observation.view import TableView
 from spider_env.search.budget import MAX_NODES, check_budget
@@ -417,7 +418,7 @@ class PlannerAgent(BaseAgent):
         search = self._searches(v)
         game = search.game
         view = TableView.from_obs(v, obs)
-        root = game.from_state(without_undo(view.to_state(self.rng)))
+        root = game.from_state(without_undo(self._guess(view)))
         slots = np.asarray(game.hidden_slots(root), dtype=np.int64)
         if slots.size == 0:
             return self._exact_plan(v, root) or [int(self._fallback.act(obs, mask, info))]
@@ -447,6 +448,17 @@ class PlannerAgent(BaseAgent):
         if ev_node.size > 1:
             best = self._choose(search, root, slots, ev_node, ev_action)
         return search.path(int(ev_node[best])) + [int(ev_action[best])]
+
+    def _guess(self, view: TableView) -> State:
+        """The table at a decision, its unseen cards one uniform draw (``view.to_state`` with
+        the agent's RNG). With :meth:`_draw`, the one place the planner draws what it cannot
+        see (``benchmarks/oracle.py`` overrides both to tell it part of the truth)."""
+        return view.to_state(self.rng)
+
+    def _draw(self, known: np.ndarray) -> np.ndarray:
+        """One more layout of the unseen cards: a uniform permutation of ``known`` (their
+        values in the hidden slots' order: face-down cards column by column, then the stock)."""
+        return self.rng.permutation(known)
 
     def _choose(
         self,
@@ -486,7 +498,7 @@ class PlannerAgent(BaseAgent):
         values = np.empty((total, slots.size), dtype=root.dtype)
         values[0] = known
         for s in range(1, total):
-            values[s] = self.rng.permutation(known)
+            values[s] = self._draw(known)
         alive = self._first_sort(
             search, slots, values[: min(total, 4)], ev_node, ev_action, max(keep, b["screen"])
         )
@@ -555,7 +567,7 @@ class PlannerAgent(BaseAgent):
         K = self.budget["blind"]
         values = np.empty((K, slots.size), dtype=known.dtype)
         for s in range(K):
-            values[s] = self.rng.permutation(known)
+            values[s] = self._draw(known)
         cand = np.asarray(tied, dtype=np.int64)
         pair_cand = np.repeat(cand, K)
         pair_sample = np.tile(np.arange(K, dtype=np.int64), cand.size)
@@ -658,7 +670,7 @@ class PlannerAgent(BaseAgent):
             )  # fmt: skip
         inner = self._inner
         K = self.budget["ply2"]
-        samples = [self.rng.permutation(known) for _ in range(K)]
+        samples = [self._draw(known) for _ in range(K)]
         totals = []
         for k in top:
             total = 0.0
@@ -688,7 +700,7 @@ class PlannerAgent(BaseAgent):
         M, keep = PLY2_SAMPLES, PLY2_CANDIDATES
         values = np.empty((M, slots.size), dtype=st.dtype)
         for s in range(M):
-            values[s] = self.rng.permutation(known)
+            values[s] = self._draw(known)
         alive = self._first_sort(inner, slots, values, ev_node, ev_action, keep)
         pair_cand = np.repeat(alive, M).astype(np.int64)
         pair_sample = np.tile(np.arange(M), alive.size).astype(np.int64)

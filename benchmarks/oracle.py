@@ -1,0 +1,172 @@
+"""What is each hidden part of the table worth to the planner? Play it told part of the truth.
+
+    python benchmarks/oracle.py --deals 5038,5039,5062 --seed 1 --know none --know down
+
+A diagnostic, never a player: it reads the env's true state (the face-down cards and the stock),
+which no agent may. With ``--know K`` the planner's guesses of what it cannot see keep the true
+cards of part K and draw only the rest, uniformly, as the planner always does (its
+:meth:`~spider_env.agents.planner.PlannerAgent._guess` and ``_draw``, the one place it draws):
+
+* ``none``: nothing told; the same games as ``spider-env evaluate --agent planner`` (same agent
+  seeds, same step limit);
+* ``stock``: the stock's cards in their true order; the face-down cards still drawn;
+* ``down``: the face-down cards where they truly lie; the stock still drawn;
+* ``full``: every card (all layouts the truth).
+
+Each ``--know`` plays the same deals with the same seeds; the output has one line per mode
+(wins, Wilson interval, CPU seconds of the games) and its pairing with the first mode (deals
+only it won / only the first won, exact McNemar p). ``--csv`` writes every game (mode, deal,
+won, steps, seconds). Only the planner's default kind of decision is supported: ``ply2`` and
+``blind`` draw layouts of positions the game never reached, and are refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import multiprocessing as mp
+import sys
+import time
+from typing import Any, NoReturn
+
+import numpy as np
+from spider_env.agents import PlannerAgent, make_agent
+
+from spider_env.apps.evaluation.deals import parse_deals
+from spider_env.apps.evaluation.episode import make_env, play_episode
+from spider_env.apps.evaluation.stats import format_p, mcnemar_exact, wilson_interval
+from spider_env.core.variants import Variant, get_variant
+from spider_env.fast.game import FastGame
+from spider_env.observation.view import TableView
+
+KNOWS = ("none", "stock", "down", "full")
+
+
+class ToldPlanner(PlannerAgent):
+    """A planner whose guesses keep the true cards of part ``know`` (``truth()``: the env's
+    state at the decision)."""
+
+    know = "none"
+    truth: Any = None
+    _down = 0  # face-down cards at the decision: the first hidden slots (then the stock)
+
+    def _guess(self, view: TableView) -> Any:
+        if self.know == "none":
+            return super()._guess(view)
+        v = view.variant
+        game = FastGame(v.with_options(undo=False) if v.undo else v)
+        st = game.from_state(self.truth())
+        slots = np.asarray(game.hidden_slots(st), dtype=np.int64)
+        self._down = sum(game.face_down(st, c) for c in range(v.n_columns))
+        st[slots] = self._draw(st[slots])
+        return game.to_state(st)
+
+    def _draw(self, known: np.ndarray) -> np.ndarray:
+        if self.know == "none":
+            return super()._draw(known)
+        out = np.array(known, copy=True)
+        part = {"stock": slice(0, self._down), "down": slice(self._down, None)}.get(
+            self.know, slice(0, 0)
+        )
+        out[part] = self.rng.permutation(out[part])
+        return out
+
+
+def play(task: tuple[str, str, str, int, int, int | None]) -> tuple[str, int, bool, int, float]:
+    """One game: ``(know, deal, won, steps, CPU seconds)``."""
+    spec, variant, know, deal, seed, max_steps = task
+    v = get_variant(variant)
+    env = make_env(v, max_steps)
+    budget = make_agent(spec, v, seed=0).given  # the spec's keys, checked
+    agent = ToldPlanner(v, seed=0, **budget)
+    agent.know = know
+    agent.truth = lambda: env.unwrapped.state
+    t0 = time.process_time()
+    rec, _, _ = play_episode(env, agent, deal, seed, name=spec)
+    env.close()
+    return know, deal, rec.won, rec.steps, time.process_time() - t0
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        print(f"oracle.py: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def report(games: list[tuple[str, int, bool, int, float]], knows: list[str]) -> str:
+    """One line per mode: wins, interval, CPU seconds, pairing with the first mode."""
+    won = {k: {d: w for kk, d, w, _, _ in games if kk == k} for k in knows}
+    cpu = {k: sum(s for kk, *_, s in games if kk == k) for k in knows}
+    lines = []
+    first = knows[0]
+    for k in knows:
+        n, w = len(won[k]), sum(won[k].values())
+        lo, hi = wilson_interval(w, n)
+        line = f"know={k}: won {w} of {n} ({100 * w / n:.1f}%, {100 * lo:.1f}-{100 * hi:.1f}%)"
+        line += f", {cpu[k]:.0f} CPU s"
+        if k != first:
+            b = sum(won[k][d] and not won[first][d] for d in won[k])
+            c = sum(won[first][d] and not won[k][d] for d in won[k])
+            line += f"; against know={first}: {b} / {c} (McNemar p {format_p(mcnemar_exact(b, c))})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _Parser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--agent", default="planner", help="a planner spec (planner:KEY=V,...)")
+    p.add_argument("--variant", default="spider-1suit")
+    p.add_argument("--deals", default="5000:5010", help="deal range or list, e.g. 5000:5200")
+    p.add_argument("--seed", type=int, default=0, help="as spider-env evaluate --seed")
+    p.add_argument("--max-steps", type=int, default=None, help="the registered limit if unset")
+    p.add_argument("--know", action="append", help=f"repeatable; one of {', '.join(KNOWS)}")
+    p.add_argument("--jobs", type=int, default=1, help="processes (1 or 2)")
+    p.add_argument("--csv", help="write every game here")
+    args = p.parse_args(argv)
+    knows = args.know or ["none", "down"]
+    for k in knows:
+        if k not in KNOWS:
+            p.error(f"--know must be one of {', '.join(KNOWS)}, got {k!r}")
+    if len(set(knows)) != len(knows):
+        p.error(f"--know repeats a mode: {', '.join(knows)}")
+    if args.jobs not in (1, 2):
+        p.error(f"--jobs must be 1 or 2, got {args.jobs}")
+    if args.seed < 0:
+        p.error(f"--seed must be 0 or more, got {args.seed}")
+    if args.max_steps is not None and args.max_steps < 1:
+        p.error(f"--max-steps must be at least 1, got {args.max_steps}")
+    try:
+        v: Variant = get_variant(args.variant)
+    except (ValueError, KeyError) as exc:
+        p.error(f"--variant: {exc}")
+    try:
+        deals = parse_deals(args.deals)
+    except ValueError as exc:
+        p.error(f"--deals: {exc}")
+    try:
+        agent = make_agent(args.agent, v, seed=0)
+    except (ValueError, TypeError) as exc:
+        p.error(f"--agent: {exc}")
+    if not isinstance(agent, PlannerAgent):
+        p.error(f"--agent must be a planner spec, got {args.agent!r}")
+    for key in ("ply2", "blind"):
+        if agent.given.get(key):
+            p.error(f"--agent: {key} draws layouts of positions not reached; not supported")
+    tasks = [(args.agent, v.name, k, d, args.seed, args.max_steps) for k in knows for d in deals]
+    if args.jobs == 1:
+        games = [play(t) for t in tasks]
+    else:
+        with mp.get_context("spawn").Pool(args.jobs) as pool:
+            games = pool.map(play, tasks, chunksize=1)
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            out = csv.writer(f)
+            out.writerow(["know", "deal", "won", "steps", "cpu_seconds"])
+            for k, d, w, s, t in games:
+                out.writerow([k, d, int(w), s, f"{t:.3f}"])
+    print(report(games, knows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
