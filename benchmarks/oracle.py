@@ -9,6 +9,8 @@ cards of part K and draw only the rest, uniformly, as the planner always does (i
 
 * ``none``: nothing told; the same games as ``spider-env evaluate --agent planner`` (same agent
   seeds, same step limit);
+* ``next``: the card under each column's face-up cards (the next a move there turns up); the
+  deeper face-down cards and the stock still drawn;
 * ``stock``: the stock's cards in their true order; the face-down cards still drawn;
 * ``down``: the face-down cards where they truly lie; the stock still drawn;
 * ``full``: every card (all layouts the truth).
@@ -39,7 +41,7 @@ from spider_env.core.variants import Variant, get_variant
 from spider_env.fast.game import FastGame
 from spider_env.observation.view import TableView
 
-KNOWS = ("none", "stock", "down", "full")
+KNOWS = ("none", "next", "stock", "down", "full")
 
 
 class ToldPlanner(PlannerAgent):
@@ -48,7 +50,7 @@ class ToldPlanner(PlannerAgent):
 
     know = "none"
     truth: Any = None
-    _down = 0  # face-down cards at the decision: the first hidden slots (then the stock)
+    _redraw: np.ndarray = np.zeros(0, dtype=bool)  # the hidden slots drawn, not told
 
     def _guess(self, view: TableView) -> Any:
         if self.know == "none":
@@ -57,7 +59,18 @@ class ToldPlanner(PlannerAgent):
         game = FastGame(v.with_options(undo=False) if v.undo else v)
         st = game.from_state(self.truth())
         slots = np.asarray(game.hidden_slots(st), dtype=np.int64)
-        self._down = sum(game.face_down(st, c) for c in range(v.n_columns))
+        # the hidden slots are each column's face-down cards, deepest first, then the stock
+        down = [game.face_down(st, c) for c in range(v.n_columns)]
+        n_down = sum(down)
+        redraw = np.zeros(slots.size, dtype=bool)
+        if self.know == "stock":
+            redraw[:n_down] = True
+        elif self.know == "down":
+            redraw[n_down:] = True
+        elif self.know == "next":
+            redraw[:] = True
+            redraw[np.cumsum(down)[np.asarray(down) > 0] - 1] = False  # each column's next card
+        self._redraw = redraw
         st[slots] = self._draw(st[slots])
         return game.to_state(st)
 
@@ -65,10 +78,7 @@ class ToldPlanner(PlannerAgent):
         if self.know == "none":
             return super()._draw(known)
         out = np.array(known, copy=True)
-        part = {"stock": slice(0, self._down), "down": slice(self._down, None)}.get(
-            self.know, slice(0, 0)
-        )
-        out[part] = self.rng.permutation(out[part])
+        out[self._redraw] = self.rng.permutation(out[self._redraw])
         return out
 
 

@@ -47,7 +47,7 @@ def test_told_nothing_plays_the_games_of_the_planner() -> None:
 
 
 def hidden(st: Any) -> tuple[list[int], list[int]]:
-    """The face-down cards (column by column) and the stock's cards of a State."""
+    """The face-down cards (column by column, deepest first) and the stock's cards."""
     game = FastGame(V)
     arr = game.from_state(st)
     slots = game.hidden_slots(arr)
@@ -56,13 +56,14 @@ def hidden(st: Any) -> tuple[list[int], list[int]]:
     return values[:down], values[down:]
 
 
-@pytest.mark.parametrize("know", ["none", "stock", "down", "full"])
+@pytest.mark.parametrize("know", ["none", "next", "stock", "down", "full"])
 def test_a_guess_keeps_the_told_cards_and_draws_the_rest_from_the_right_ones(know: str) -> None:
     env = make_env(V, 300)
     obs, _ = env.reset(options={"deal": 11})
     agent = told(know, env)
     agent.reset(seed=5)
     truth_down, truth_stock = hidden(env.unwrapped.state)
+    tops = np.cumsum(env.unwrapped.state.down) - 1  # each column's next card (none empty here)
     changed = Counter()
     for _ in range(8):
         down, stock = hidden(agent._guess(TableView.from_obs(V, obs)))
@@ -75,6 +76,8 @@ def test_a_guess_keeps_the_told_cards_and_draws_the_rest_from_the_right_ones(kno
             assert Counter(down) == Counter(truth_down)  # the face-down cards among themselves
         if know == "down":
             assert Counter(stock) == Counter(truth_stock)
+        if know == "next":
+            assert [down[i] for i in tops] == [truth_down[i] for i in tops]
         changed["down"] += down != truth_down
         changed["stock"] += stock != truth_stock
         # the scores' further layouts keep the same part
@@ -84,8 +87,8 @@ def test_a_guess_keeps_the_told_cards_and_draws_the_rest_from_the_right_ones(kno
             assert again[: len(down)].tolist() == down
         if know in ("stock", "full"):
             assert again[len(down) :].tolist() == stock
-    assert changed["down"] == (8 if know in ("none", "stock") else 0)
-    assert changed["stock"] == (8 if know in ("none", "down") else 0)
+    assert changed["down"] == (8 if know in ("none", "next", "stock") else 0)
+    assert changed["stock"] == (8 if know in ("none", "next", "down") else 0)
 
 
 def test_the_script_plays_each_mode_on_the_same_deals_and_pairs_them(tmp_path: Path) -> None:
