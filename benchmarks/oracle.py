@@ -33,12 +33,12 @@ from typing import Any, NoReturn
 
 import numpy as np
 from spider_env.agents import PlannerAgent, make_agent
+from spider_env.agents.planner import parse_planner_spec
 
 from spider_env.apps.evaluation.deals import parse_deals
 from spider_env.apps.evaluation.episode import make_env, play_episode
 from spider_env.apps.evaluation.stats import format_p, mcnemar_exact, wilson_interval
 from spider_env.core.variants import Variant, get_variant
-from spider_env.fast.game import FastGame
 from spider_env.observation.view import TableView
 
 KNOWS = ("none", "next", "stock", "down", "full")
@@ -56,7 +56,7 @@ class ToldPlanner(PlannerAgent):
         if self.know == "none":
             return super()._guess(view)
         v = view.variant
-        game = FastGame(v.with_options(undo=False) if v.undo else v)
+        game = self._searches(v).game  # the planner's own game (undo off, as it plans)
         st = game.from_state(self.truth())
         slots = np.asarray(game.hidden_slots(st), dtype=np.int64)
         # the hidden slots are each column's face-down cards, deepest first, then the stock
@@ -87,8 +87,7 @@ def play(task: tuple[str, str, str, int, int, int | None]) -> tuple[str, int, bo
     spec, variant, know, deal, seed, max_steps = task
     v = get_variant(variant)
     env = make_env(v, max_steps)
-    budget = make_agent(spec, v, seed=0).given  # the spec's keys, checked
-    agent = ToldPlanner(v, seed=0, **budget)
+    agent = ToldPlanner(v, seed=0, **parse_planner_spec(spec))
     agent.know = know
     agent.truth = lambda: env.unwrapped.state
     t0 = time.process_time()

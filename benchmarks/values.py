@@ -27,7 +27,6 @@ column's top); the beam reads a face-down base as well, this view does not.
 from __future__ import annotations
 
 import argparse
-import itertools
 import multiprocessing as mp
 import sys
 from typing import NoReturn
@@ -60,10 +59,14 @@ FEATURES = (
 )
 
 
-def on_own_suit(card: int, under: int) -> bool:
-    """Whether ``card`` continues a suited run on ``under`` (same suit, one rank lower; as
-    :func:`spider_env.core.state.run_length` reads a run)."""
-    return under == card + 1 and card % N_RANKS != KING
+def breaks(up: tuple[int, ...]) -> int:
+    """Places in the face-up cards ``up`` where a suited run breaks: the runs
+    :func:`spider_env.core.state.run_length` reads from the top down, less one."""
+    runs, end = 0, len(up)
+    while end > 0:
+        end -= run_length(up[:end], 0)
+        runs += 1
+    return max(runs - 1, 0)
 
 
 def stock_cards(view: TableView) -> int:
@@ -82,9 +85,9 @@ def features(view: TableView) -> np.ndarray:
     runs = sum(view.completed)
     stock = stock_cards(view)
     down = sum(view.down)
-    breaks = ready = 0
+    broken = ready = 0
     for up in view.up:
-        breaks += sum(not on_own_suit(x, prev) for prev, x in itertools.pairwise(up))
+        broken += breaks(up)
         ready += run_length(up, 0)
     lengths = [d + len(up) for d, up in zip(view.down, view.up)]
     kings = sum(
@@ -95,7 +98,7 @@ def features(view: TableView) -> np.ndarray:
             1.0,
             down / n_cards,
             stock / n_cards,
-            breaks / n_cards,
+            broken / n_cards,
             sum(n == 0 for n in lengths) / columns,
             runs / (n_cards / N_RANKS),
             sum(d == 0 and n > 0 for d, n in zip(view.down, lengths)) / columns,
@@ -118,7 +121,7 @@ def graded_order(view: TableView) -> float:
         if d + len(up) == 0:
             free += 1
             continue
-        chaos += d + 1 + sum(not on_own_suit(x, prev) for prev, x in itertools.pairwise(up))
+        chaos += d + 1 + breaks(up)
         fits = any(t == up[0] % N_RANKS + 1 for j, t in enumerate(tops) if j != c)
         if d == 0 and (up[0] % N_RANKS == KING or fits):
             chaos -= 1
