@@ -27,8 +27,10 @@ from __future__ import annotations
 import argparse
 import csv
 import multiprocessing as mp
+import os
 import sys
 import time
+from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
@@ -161,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("ply2", "blind"):
         if agent.given.get(key):
             p.error(f"--agent: {key} draws layouts of positions not reached; not supported")
+    if args.csv and not os.access(Path(args.csv).resolve().parent, os.W_OK):
+        p.error(f"--csv: cannot write {args.csv}: no writable folder there")  # before playing
     tasks = [(args.agent, v.name, k, d, args.seed, args.max_steps) for k in knows for d in deals]
     if args.jobs == 1:
         games = [play(t) for t in tasks]

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import os
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 import numpy as np
@@ -254,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         make_agent(args.agent, v, seed=0)
     except (ValueError, TypeError) as exc:
         p.error(f"--agent: {exc}")
+    if args.out and not os.access(Path(args.out).resolve().parent, os.W_OK):
+        p.error(f"--out: cannot write {args.out}: no writable folder there")  # before playing
     tasks = [(args.agent, v.name, d, args.seed, args.max_steps) for d in deals]
     if args.jobs == 1:
         games = [play(t) for t in tasks]

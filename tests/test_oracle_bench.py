@@ -116,6 +116,7 @@ def test_the_script_plays_each_mode_on_the_same_deals_and_pairs_them(tmp_path: P
         (["--deals", "x"], "--deals"),
         (["--variant", "nope"], "--variant"),
         (["--max-steps", "0"], "--max-steps must be at least 1"),
+        (["--csv", "/nonexistent/dir/games.csv"], "--csv: cannot write"),
     ],
 )
 def test_bad_flags_are_one_line_and_status_2(argv: list[str], says: str) -> None:

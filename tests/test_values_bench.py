@@ -81,7 +81,8 @@ def test_values_script_records_fits_and_reloads_the_same_report(tmp_path: Path) 
                  (["--variant", "nope"], "--variant:"),
                  (["--max-steps", "0"], "--max-steps must be at least 1"),
                  (["--load", str(tmp_path / "missing.npz")], "--load: cannot read"),
-                 (["--load", str(tmp_path / "other.npz")], "--load: cannot read")]  # fmt: skip
+                 (["--load", str(tmp_path / "other.npz")], "--load: cannot read"),
+                 (["--out", str(tmp_path / "no" / "dir.npz")], "--out: cannot write")]  # fmt: skip
     for extra, message in bad_flags:
         bad = subprocess.run([sys.executable, str(SCRIPT), *extra], capture_output=True,
                              text=True, timeout=600)  # fmt: skip
