@@ -15,10 +15,14 @@ cards of part K and draw only the rest, uniformly, as the planner always does (i
 * ``down``: the face-down cards where they truly lie; the stock still drawn;
 * ``full``: every card (all layouts the truth).
 
+``--when late`` tells it only at the decisions made with the stock empty (after the last deal),
+``--when early`` only at those made before; at the others it draws everything, as told nothing
+(default ``all``: every decision). So the runs say when the part is worth most.
+
 Each ``--know`` plays the same deals with the same seeds; the output has one line per mode
 (wins, Wilson interval, CPU seconds of the games) and its pairing with the first mode (deals
-only it won / only the first won, exact McNemar p). ``--csv`` writes every game (mode, deal,
-won, steps, seconds). Only the planner's default kind of decision is supported: ``ply2`` and
+only it won / only the first won, exact McNemar p). ``--csv`` writes every game (mode, ``--when``,
+deal, won, steps, seconds). Only the planner's default kind of decision is supported: ``ply2`` and
 ``blind`` draw layouts of positions the game never reached, and are refused.
 """
 
@@ -44,6 +48,7 @@ from spider_env.core.variants import Variant, get_variant
 from spider_env.observation.view import TableView
 
 KNOWS = ("none", "next", "stock", "down", "full")
+WHENS = ("all", "early", "late")
 
 
 class ToldPlanner(PlannerAgent):
@@ -51,11 +56,15 @@ class ToldPlanner(PlannerAgent):
     state at the decision)."""
 
     know = "none"
+    when = "all"  # the decisions told: all, early (a deal still to come) or late (none)
     truth: Any = None
     _redraw: np.ndarray = np.zeros(0, dtype=bool)  # the hidden slots drawn, not told
+    _told = False  # whether this decision is told
 
     def _guess(self, view: TableView) -> Any:
-        if self.know == "none":
+        late = view.deals_left == 0
+        self._told = self.know != "none" and (self.when == "all" or late == (self.when == "late"))
+        if not self._told:
             return super()._guess(view)
         v = view.variant
         game = self._searches(v).game  # the planner's own game (undo off, as it plans)
@@ -77,20 +86,23 @@ class ToldPlanner(PlannerAgent):
         return game.to_state(st)
 
     def _draw(self, known: np.ndarray) -> np.ndarray:
-        if self.know == "none":
+        if not self._told:
             return super()._draw(known)
         out = np.array(known, copy=True)
         out[self._redraw] = self.rng.permutation(out[self._redraw])
         return out
 
 
-def play(task: tuple[str, str, str, int, int, int | None]) -> tuple[str, int, bool, int, float]:
+def play(
+    task: tuple[str, str, str, str, int, int, int | None],
+) -> tuple[str, int, bool, int, float]:
     """One game: ``(know, deal, won, steps, CPU seconds)``."""
-    spec, variant, know, deal, seed, max_steps = task
+    spec, variant, know, when, deal, seed, max_steps = task
     v = get_variant(variant)
     env = make_env(v, max_steps)
     agent = ToldPlanner(v, seed=0, **parse_planner_spec(spec))
     agent.know = know
+    agent.when = when
     agent.truth = lambda: env.unwrapped.state
     t0 = time.process_time()
     rec, _, _ = play_episode(env, agent, deal, seed, name=spec)
@@ -104,8 +116,11 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def report(games: list[tuple[str, int, bool, int, float]], knows: list[str]) -> str:
-    """One line per mode: wins, interval, CPU seconds, pairing with the first mode."""
+def report(
+    games: list[tuple[str, int, bool, int, float]], knows: list[str], when: str = "all"
+) -> str:
+    """One line per mode: wins, interval, CPU seconds, pairing with the first mode (``when``:
+    named after each told mode unless ``all``)."""
     won = {k: {d: w for kk, d, w, _, _ in games if kk == k} for k in knows}
     cpu = {k: sum(s for kk, *_, s in games if kk == k) for k in knows}
     lines = []
@@ -113,7 +128,10 @@ def report(games: list[tuple[str, int, bool, int, float]], knows: list[str]) -> 
     for k in knows:
         n, w = len(won[k]), sum(won[k].values())
         lo, hi = wilson_interval(w, n)
-        line = f"know={k}: won {w} of {n} ({100 * w / n:.1f}%, {100 * lo:.1f}-{100 * hi:.1f}%)"
+        told = f" ({when})" if when != "all" and k != "none" else ""
+        line = (
+            f"know={k}{told}: won {w} of {n} ({100 * w / n:.1f}%, {100 * lo:.1f}-{100 * hi:.1f}%)"
+        )
         line += f", {cpu[k]:.0f} CPU s"
         if k != first:
             b = sum(won[k][d] and not won[first][d] for d in won[k])
@@ -131,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="as spider-env evaluate --seed")
     p.add_argument("--max-steps", type=int, default=None, help="the registered limit if unset")
     p.add_argument("--know", action="append", help=f"repeatable; one of {', '.join(KNOWS)}")
+    p.add_argument(
+        "--when", default="all", help="the decisions told: all, early (before the last deal), late"
+    )
     p.add_argument("--jobs", type=int, default=1, help="processes (1 or 2)")
     p.add_argument("--csv", help="write every game here")
     args = p.parse_args(argv)
@@ -140,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--know must be one of {', '.join(KNOWS)}, got {k!r}")
     if len(set(knows)) != len(knows):
         p.error(f"--know repeats a mode: {', '.join(knows)}")
+    if args.when not in WHENS:
+        p.error(f"--when must be one of {', '.join(WHENS)}, got {args.when!r}")
     if args.jobs not in (1, 2):
         p.error(f"--jobs must be 1 or 2, got {args.jobs}")
     if args.seed < 0:
@@ -165,7 +188,11 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--agent: {key} draws layouts of positions not reached; not supported")
     if args.csv and not os.access(Path(args.csv).resolve().parent, os.W_OK):
         p.error(f"--csv: cannot write {args.csv}: no writable folder there")  # before playing
-    tasks = [(args.agent, v.name, k, d, args.seed, args.max_steps) for k in knows for d in deals]
+    tasks = [
+        (args.agent, v.name, k, args.when, d, args.seed, args.max_steps)
+        for k in knows
+        for d in deals
+    ]
     if args.jobs == 1:
         games = [play(t) for t in tasks]
     else:
@@ -174,10 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             out = csv.writer(f)
-            out.writerow(["know", "deal", "won", "steps", "cpu_seconds"])
+            out.writerow(["know", "when", "deal", "won", "steps", "cpu_seconds"])
             for k, d, w, s, t in games:
-                out.writerow([k, d, int(w), s, f"{t:.3f}"])
-    print(report(games, knows))
+                out.writerow([k, args.when, d, int(w), s, f"{t:.3f}"])
+    print(report(games, knows, args.when))
     return 0
 
 

@@ -91,17 +91,47 @@ def test_a_guess_keeps_the_told_cards_and_draws_the_rest_from_the_right_ones(kno
     assert changed["stock"] == (8 if know in ("none", "next", "down") else 0)
 
 
-def test_the_script_plays_each_mode_on_the_same_deals_and_pairs_them(tmp_path: Path) -> None:
+@pytest.mark.parametrize("when", ["all", "early"])
+def test_the_script_plays_each_mode_on_the_same_deals_and_pairs_them(
+    tmp_path: Path, when: str
+) -> None:
     out = tmp_path / "games.csv"
     argv = ["--agent", SMALL, "--deals", "3", "--max-steps", "200", "--know", "none"]
-    argv += ["--know", "full", "--csv", str(out)]
+    argv += ["--know", "full", "--csv", str(out), "--when", when]
     r = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
+    named = "" if when == "all" else f" ({when})"
     assert lines[0].startswith("know=none: won ") and " of 1 " in lines[0]
-    assert lines[1].startswith("know=full: won ") and "against know=none:" in lines[1]
+    assert lines[1].startswith(f"know=full{named}: won ") and "against know=none:" in lines[1]
     rows = out.read_text().splitlines()
-    assert rows[0] == "know,deal,won,steps,cpu_seconds" and len(rows) == 3
+    assert rows[0] == "know,when,deal,won,steps,cpu_seconds" and len(rows) == 3
+    assert all(row.split(",")[1] == when for row in rows[1:])
+
+
+@pytest.mark.parametrize("when", ["early", "late"])
+def test_told_early_or_late_is_told_at_those_decisions_only(when: str) -> None:
+    env = make_env(V, 300)
+    agent = told("next", env)
+    agent.when = when
+    seen: list[tuple[int, bool]] = []
+    guess = agent._guess
+
+    def record(view: TableView) -> Any:
+        out = guess(view)
+        seen.append((view.deals_left, agent._told))
+        return out
+
+    agent._guess = record  # type: ignore[method-assign]
+    _, acts, _ = play_episode(env, agent, 8, seed=1)
+    assert {left == 0 for left, _ in seen} == {True, False}  # decisions before and after
+    assert all(t == ((left == 0) == (when == "late")) for left, t in seen)
+    if when == "late":  # the same game as told nothing until the stock is empty
+        _, ref, _ = play_episode(make_env(V, 300), make_agent(SMALL, V), 8, seed=1)
+        replay = make_env(V, 300)
+        replay.reset(options={"deal": 8})
+        first = next(i for i, a in enumerate(ref) if replay.step(a)[0]["deals_left"] == 0)
+        assert acts[: first + 1] == ref[: first + 1] and acts != ref
 
 
 @pytest.mark.parametrize(
@@ -109,6 +139,7 @@ def test_the_script_plays_each_mode_on_the_same_deals_and_pairs_them(tmp_path: P
     [
         (["--know", "nope"], "--know must be one of"),
         (["--know", "down", "--know", "down"], "--know repeats a mode"),
+        (["--when", "never"], "--when must be one of"),
         (["--agent", "greedy"], "--agent must be a planner"),
         (["--agent", "planner:ply2=2"], "ply2 draws layouts"),
         (["--agent", "planner:evals=x"], "--agent"),
