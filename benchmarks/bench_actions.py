@@ -16,6 +16,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from reference import cartpole_steps_per_second
+from spider_env.agents.rl.settings import ArgumentParser
 
 from spider_env.env import SpiderEnv
 from spider_env.observation.actions import ActionFeatureEncoder
@@ -52,7 +53,8 @@ def pure_rate(seconds: float = 3.0) -> float:
     return k / (time.process_time() - t0)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    ArgumentParser(description=(__doc__ or "").split("\n\n")[0]).parse_args(argv)  # no flags
     cart = cartpole_steps_per_second()
     print(f"CartPole-v1: {cart:,.0f} steps/CPU-s")
     for suits in (1, 2, 4):

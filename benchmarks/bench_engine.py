@@ -11,7 +11,6 @@ Runs on one core, pure Python; prints a table.
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import random
@@ -20,6 +19,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from reference import cartpole_steps_per_second
+from spider_env.agents.rl.settings import ArgumentParser
 
 import spider_env as se
 from spider_env.core.rules import apply, legal_actions
@@ -75,7 +75,7 @@ def bench(suits: int, duration: float, seed: int, max_steps: int) -> Result:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--duration", type=float, default=5.0, help="seconds per suit count (default 5)"
     )

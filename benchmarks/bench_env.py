@@ -24,7 +24,6 @@ run it as
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Callable
 from functools import partial
@@ -33,6 +32,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from reference import cartpole_steps_per_second
+from spider_env.agents.rl.settings import ArgumentParser
 
 import spider_env  # noqa: F401  (registers Spider-v0)
 from spider_env import new_game
@@ -101,7 +101,7 @@ def best(repeats: int, fn: Callable[[], float]) -> float:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    p = ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--steps", type=int, default=50_000, help="steps per run")
     p.add_argument("--repeats", type=int, default=3, help="runs per figure (best is shown)")
     p.add_argument("--suits", type=int, nargs="*", default=[1, 2, 4])

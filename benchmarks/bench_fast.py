@@ -60,6 +60,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from reference import cartpole_steps_per_second
+from spider_env.agents.rl.settings import ArgumentParser
 
 import spider_env
 from spider_env import new_game
@@ -660,7 +661,7 @@ def section_search(a: argparse.Namespace, out: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=" ".join((__doc__ or "").split("\n\n")[0].split()))
+    p = ArgumentParser(description=" ".join((__doc__ or "").split("\n\n")[0].split()))
     p.add_argument(
         "--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS), help="default: all"
     )

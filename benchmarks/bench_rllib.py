@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_training import bench_batched
 from reference import cartpole_steps_per_second
+from spider_env.agents.rl.settings import ArgumentParser
 
 #: RLlib's timers of an update (seconds, its running means): sampling (every env runner, in
 #: parallel) and the learner's update; an iteration is one then the other.
@@ -99,7 +100,7 @@ def _steps(result: Any) -> int:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--suits", type=int, default=1, choices=(1, 2, 4))
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--num-envs", type=int, default=256)

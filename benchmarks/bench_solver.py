@@ -14,13 +14,14 @@ that the other did not. Numba compiles before the clock starts. Not a test; run 
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from spider_env.agents.rl.settings import ArgumentParser
 
 from spider_env.apps.evaluation.deals import parse_deals
 from spider_env.apps.evaluation.stats import wilson_interval
@@ -71,7 +72,7 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", default="spider-4suit")
     p.add_argument("--deals", default="0:50", help="deal numbers: 0:100, 7, 1,5,9")
     p.add_argument("--nodes", type=int, default=None, help="one budget for both methods")

@@ -31,6 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from reference import cartpole_steps_per_second
+from spider_env.agents.rl.settings import ArgumentParser
 
 
 def _clocks() -> tuple[float, float]:
@@ -117,7 +118,7 @@ def bench_sb3_recipe(a: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--suits", type=int, default=1, choices=(1, 2, 4))
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--num-envs", type=int, default=256)

@@ -24,15 +24,15 @@ share of layouts won (``*``: the one played); then a summary.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import multiprocessing as mp
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 from spider_env.agents import PlannerAgent, make_agent
+from spider_env.agents.rl.settings import ArgumentParser
 
 from spider_env.apps.evaluation.episode import agent_seed, make_env
 from spider_env.core.variants import get_variant
@@ -148,14 +148,8 @@ def _play_out(task: tuple[Any, ...]) -> bool:
             return bool(info["is_success"])
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        print(f"choices.py: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def main(argv: list[str] | None = None) -> int:
-    p = _Parser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="choices.py", description=__doc__.split("\n\n")[0])
     p.add_argument("csv", help="an evaluation CSV (spider-env evaluate --csv)")
     p.add_argument("--agent", default="planner", help="the CSV's agent to replay")
     p.add_argument("--continue", dest="cont", default="planner", help="the player out")

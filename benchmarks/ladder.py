@@ -29,6 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from spider_env.agents.rl.settings import ArgumentParser
+
 from spider_env.apps.evaluation.stats import format_p, mcnemar_exact, wilson_interval
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
 
@@ -57,7 +59,7 @@ def mcnemar(a: dict[int, bool], b: dict[int, bool]) -> tuple[int, int, int, floa
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--variant", required=True)
     ap.add_argument("--deals", default="0:1000")
     ap.add_argument("--jobs", type=int, default=2)

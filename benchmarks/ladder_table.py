@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+from spider_env.agents.rl.settings import ArgumentParser
+
 from spider_env.apps.evaluation.stats import format_p
 
 ROWS = (
@@ -42,7 +44,7 @@ def cell(entry: dict[str, object], n: int) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--dir", default="docs/ladder")
     a = ap.parse_args()
     print(

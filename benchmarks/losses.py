@@ -32,9 +32,10 @@ import argparse
 import csv
 import json
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 from spider_env.agents import make_agent
+from spider_env.agents.rl.settings import ArgumentParser
 
 from spider_env.apps.evaluation.episode import agent_seed, make_env
 from spider_env.core.actions import deal_ids
@@ -155,15 +156,10 @@ def fewest_down_known(v: Variant, deal: int, cap: int) -> tuple[int, bool]:
     return fewest, i >= len(queue)
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors, status 2 (as the CLI)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def main() -> int:
-    ap = _Parser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = ArgumentParser(
+        prog="losses.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     ap.add_argument("csv")
     ap.add_argument("--agent", required=True, help="the agent's name in the CSV (and its spec)")
     ap.add_argument("--limit", type=int, default=30, help="lost deals replayed at most")

@@ -28,23 +28,21 @@ deal, won, steps, seconds). Only the planner's default kind of decision is suppo
 
 from __future__ import annotations
 
-import argparse
 import csv
 import multiprocessing as mp
-import os
 import sys
 import time
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 from spider_env.agents import PlannerAgent, make_agent
 from spider_env.agents.planner import parse_planner_spec
+from spider_env.agents.rl.settings import ArgumentParser
 
-from spider_env.apps.evaluation.deals import parse_deals
 from spider_env.apps.evaluation.episode import make_env, play_episode
+from spider_env.apps.evaluation.flags import check_games, check_writable
 from spider_env.apps.evaluation.stats import format_p, mcnemar_exact, wilson_interval
-from spider_env.core.variants import Variant, get_variant
+from spider_env.core.variants import get_variant
 from spider_env.observation.view import TableView
 
 KNOWS = ("none", "next", "stock", "down", "full")
@@ -110,12 +108,6 @@ def play(
     return know, deal, rec.won, rec.steps, time.process_time() - t0
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        print(f"oracle.py: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def report(
     games: list[tuple[str, int, bool, int, float]], knows: list[str], when: str = "all"
 ) -> str:
@@ -142,7 +134,7 @@ def report(
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = _Parser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="oracle.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--agent", default="planner", help="a planner spec (planner:KEY=V,...)")
     p.add_argument("--variant", default="spider-1suit")
     p.add_argument("--deals", default="5000:5010", help="deal range or list, e.g. 5000:5200")
@@ -163,20 +155,11 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--know repeats a mode: {', '.join(knows)}")
     if args.when not in WHENS:
         p.error(f"--when must be one of {', '.join(WHENS)}, got {args.when!r}")
-    if args.jobs not in (1, 2):
-        p.error(f"--jobs must be 1 or 2, got {args.jobs}")
-    if args.seed < 0:
-        p.error(f"--seed must be 0 or more, got {args.seed}")
-    if args.max_steps is not None and args.max_steps < 1:
-        p.error(f"--max-steps must be at least 1, got {args.max_steps}")
     try:
-        v: Variant = get_variant(args.variant)
-    except (ValueError, KeyError) as exc:
-        p.error(f"--variant: {exc}")
-    try:
-        deals = parse_deals(args.deals)
+        v, deals = check_games(args.variant, args.deals, args.seed, args.max_steps, args.jobs)
+        check_writable("--csv", args.csv)
     except ValueError as exc:
-        p.error(f"--deals: {exc}")
+        p.error(str(exc))
     try:
         agent = make_agent(args.agent, v, seed=0)
     except (ValueError, TypeError) as exc:
@@ -186,8 +169,6 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("ply2", "blind"):
         if agent.given.get(key):
             p.error(f"--agent: {key} draws layouts of positions not reached; not supported")
-    if args.csv and not os.access(Path(args.csv).resolve().parent, os.W_OK):
-        p.error(f"--csv: cannot write {args.csv}: no writable folder there")  # before playing
     tasks = [
         (args.agent, v.name, k, args.when, d, args.seed, args.max_steps)
         for k in knows

@@ -8,11 +8,12 @@ the wins, and the seconds per deal (wall time of the search inside its worker, o
 
 from __future__ import annotations
 
-import argparse
 import csv
 import statistics
 import sys
 from pathlib import Path
+
+from spider_env.agents.rl.settings import ArgumentParser
 
 from spider_env.apps.evaluation.stats import wilson_interval
 from spider_env.core.variants import VARIANTS
@@ -43,7 +44,7 @@ def line_of(variant: str, rows: list[dict[str, str]], deals: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dir", default="docs/solver", help="where the CSV files are")
     a = p.parse_args(argv)
     folder = Path(a.dir)

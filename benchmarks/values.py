@@ -26,21 +26,18 @@ column's top); the beam reads a face-down base as well, this view does not.
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
-import os
 import sys
-from pathlib import Path
-from typing import NoReturn
 
 import numpy as np
 from spider_env.agents import make_agent
+from spider_env.agents.rl.settings import ArgumentParser
 
-from spider_env.apps.evaluation import parse_deals
 from spider_env.apps.evaluation.episode import agent_seed, make_env
+from spider_env.apps.evaluation.flags import check_games, check_writable
 from spider_env.core.cards import KING, N_RANKS
 from spider_env.core.state import run_length
-from spider_env.core.variants import Variant, get_variant
+from spider_env.core.variants import get_variant
 from spider_env.observation.view import TableView
 
 #: The features of :func:`features`, in order (the first is a constant 1).
@@ -211,14 +208,8 @@ def report(deal: np.ndarray, won: np.ndarray, x: np.ndarray, graded: np.ndarray)
     return "\n".join(lines)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        print(f"values.py: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def main(argv: list[str] | None = None) -> int:
-    p = _Parser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="values.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--agent", default="planner", help="the player whose games are recorded")
     p.add_argument("--variant", default="spider-1suit")
     p.add_argument("--deals", default="30000:30100", help="deal range, e.g. 30000:31000")
@@ -238,26 +229,15 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--load: {args.load} does not hold this script's features")
         print(report(deal, won, x, graded))
         return 0
-    if args.jobs not in (1, 2):
-        p.error(f"--jobs must be 1 or 2, got {args.jobs}")
-    if args.seed < 0:
-        p.error(f"--seed must be 0 or more, got {args.seed}")
-    if args.max_steps is not None and args.max_steps < 1:
-        p.error(f"--max-steps must be at least 1, got {args.max_steps}")
     try:
-        v: Variant = get_variant(args.variant)
-    except (ValueError, KeyError) as exc:
-        p.error(f"--variant: {exc}")
-    try:
-        deals = parse_deals(args.deals)
+        v, deals = check_games(args.variant, args.deals, args.seed, args.max_steps, args.jobs)
+        check_writable("--out", args.out)
     except ValueError as exc:
-        p.error(f"--deals: {exc}")
+        p.error(str(exc))
     try:
         make_agent(args.agent, v, seed=0)
     except (ValueError, TypeError) as exc:
         p.error(f"--agent: {exc}")
-    if args.out and not os.access(Path(args.out).resolve().parent, os.W_OK):
-        p.error(f"--out: cannot write {args.out}: no writable folder there")  # before playing
     tasks = [(args.agent, v.name, d, args.seed, args.max_steps) for d in deals]
     if args.jobs == 1:
         games = [play(t) for t in tasks]
