@@ -3,6 +3,7 @@ stdout, status 2, before any work is done."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,3 +30,33 @@ def test_an_unknown_flag_is_one_line_and_status_2(script: Path) -> None:
     assert r.returncode == 2 and r.stdout == "", (r.returncode, r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"{script.name}: error: "), r.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (("spider-1suit", "0:10", 0, None, 3), "--jobs must be 1 or 2, got 3"),
+        (("spider-1suit", "0:10", -1, None, 1), "--seed must be 0 or more, got -1"),
+        (("spider-1suit", "0:10", 0, 0, 1), "--max-steps must be at least 1, got 0"),
+        (("spider-9suit", "0:10", 0, None, 1), "--variant: "),
+        (("spider-1suit", "ten", 0, None, 1), "--deals: "),
+    ],
+)
+def test_check_games_names_the_flag_at_fault(flags: tuple, says: str) -> None:
+    from spider_env.apps.evaluation.flags import check_games
+
+    with pytest.raises(ValueError, match="^" + re.escape(says)):
+        check_games(*flags)
+
+
+def test_check_games_gives_the_variant_and_deals_and_refuses_an_unwritable_output(
+    tmp_path: Path,
+) -> None:
+    from spider_env.apps.evaluation.flags import check_games, check_writable
+
+    v, deals = check_games("spider-2suit", "3,7:9", 0, 1000, 2)
+    assert v.name == "spider-2suit" and deals == [3, 7, 8]
+    check_writable("--csv", str(tmp_path / "games.csv"))
+    check_writable("--csv", None)
+    with pytest.raises(ValueError, match=r"^--out: cannot write"):
+        check_writable("--out", str(tmp_path / "no" / "such" / "games.csv"))
