@@ -50,8 +50,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+# --durations: the ten slowest tests, in every run's log (CI's time is watched)
 pytest: $(STAMP)
-	$(VENV)/bin/pytest -n 2
+	$(VENV)/bin/pytest -n 2 --durations=10
 
 test: lint typecheck pytest
 
