@@ -363,17 +363,11 @@ def _agent_error(spec: str, exc: Exception) -> CliError:
 
 def _check_writable(path: str) -> None:
     """Refuse, before any work, an output path that cannot be written."""
-    import os
+    from spider_env.apps.evaluation.flags import write_problem
 
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise CliError(f"cannot write {path}: directory {d} does not exist")
-    if os.path.isdir(path):
-        raise CliError(f"cannot write {path}: it is a directory")
-    if os.path.exists(path) and not os.access(path, os.W_OK):
-        raise CliError(f"cannot write {path}: permission denied")
-    if not os.path.exists(path) and not os.access(d, os.W_OK):
-        raise CliError(f"cannot write {path}: directory {d} is not writable")
+    problem = write_problem(path)
+    if problem:
+        raise CliError(problem)
 
 
 def _write(path: str, write: Callable[[str], None]) -> None:

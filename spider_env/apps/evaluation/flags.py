@@ -5,7 +5,6 @@ script prints as its one-line error (status 2)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from spider_env.apps.evaluation.deals import parse_deals
 from spider_env.core.variants import Variant, get_variant
@@ -33,7 +32,24 @@ def check_games(
         raise ValueError(f"--deals: {exc}") from None
 
 
+def write_problem(path: str) -> str | None:
+    """What stops ``path`` from being written as a file (its folder missing or not writable, a
+    folder there, no permission), or None: checked before any work, not after hours of play."""
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        return f"cannot write {path}: directory {d} does not exist"
+    if os.path.isdir(path):
+        return f"cannot write {path}: it is a directory"
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return f"cannot write {path}: permission denied"
+    if not os.path.exists(path) and not os.access(d, os.W_OK):
+        return f"cannot write {path}: directory {d} is not writable"
+    return None
+
+
 def check_writable(flag: str, path: str | None) -> None:
-    """Refuse an output ``path`` whose folder cannot be written (before hours of play)."""
-    if path and not os.access(Path(path).resolve().parent, os.W_OK):
-        raise ValueError(f"{flag}: cannot write {path}: no writable folder there")
+    """Refuse an output ``path`` (given as ``flag``; None: no output) that
+    :func:`write_problem` finds cannot be written."""
+    problem = write_problem(path) if path else None
+    if problem:
+        raise ValueError(f"{flag}: {problem}")
