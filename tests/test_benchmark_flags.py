@@ -60,3 +60,23 @@ def test_check_games_gives_the_variant_and_deals_and_refuses_an_unwritable_outpu
     check_writable("--csv", None)
     with pytest.raises(ValueError, match=r"^--out: cannot write"):
         check_writable("--out", str(tmp_path / "no" / "such" / "games.csv"))
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("spider-1suit", "0:10", None, None, 1),
+        ("spider-1suit", "0:10", 0, None, "2"),
+        ("spider-1suit", "0:10", 0, 1.5, 1),
+        ("spider-1suit", "0:10", True, None, 1),
+    ],
+)
+def test_check_games_refuses_a_flag_of_the_wrong_type_by_name(flags: tuple) -> None:
+    from spider_env.apps.evaluation.flags import check_games
+
+    with pytest.raises(TypeError, match=r"^--(jobs|seed|max-steps) must be an int, got "):
+        check_games(*flags)
+    from spider_env.apps.evaluation.flags import check_writable
+
+    with pytest.raises(TypeError, match=r"^--csv must be a path"):
+        check_writable("--csv", 5)  # type: ignore[arg-type]

@@ -16,6 +16,11 @@ def check_games(
     """The variant and the deals of ``--variant``, ``--deals``, after checking ``--seed`` (0 or
     more), ``--max-steps`` (``None`` or at least 1) and ``--jobs`` (1 or 2: the machine's
     cores)."""
+    for flag, value in (("--jobs", jobs), ("--seed", seed), ("--max-steps", max_steps)):
+        if value is None and flag == "--max-steps":
+            continue  # no limit given: the registered one
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{flag} must be an int, got {value!r}")
     if jobs not in (1, 2):
         raise ValueError(f"--jobs must be 1 or 2, got {jobs}")
     if seed < 0:
@@ -50,6 +55,8 @@ def write_problem(path: str) -> str | None:
 def check_writable(flag: str, path: str | None) -> None:
     """Refuse an output ``path`` (given as ``flag``; None: no output) that
     :func:`write_problem` finds cannot be written."""
+    if path is not None and not isinstance(path, str):
+        raise TypeError(f"{flag} must be a path (a str), got {path!r}")
     problem = write_problem(path) if path else None
     if problem:
         raise ValueError(f"{flag}: {problem}")
