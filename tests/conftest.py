@@ -20,6 +20,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import pytest
 from ray_cluster import cluster, ray_env  # noqa: F401  (the Ray cluster fixtures)
 
 import spider_env as se
@@ -30,6 +31,16 @@ from spider_env.core.state import State
 from spider_env.core.variants import Variant, get_variant
 
 FILL = "*"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sb3_logs_in_a_test_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """SB3's default logger (a model's ``learn()`` without one set) writes to ``SB3_LOGDIR``, or
+    else to a new ``SB3-<time>`` folder in the system's temporary directory: keep the tests'
+    (and the scripts they start, which inherit the variable) under pytest's own."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3")))
+        yield
 
 
 def cards(text: str) -> list[int]:

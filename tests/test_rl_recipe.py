@@ -143,6 +143,19 @@ def test_policy_scores_actions_by_their_rows_not_by_row_order() -> None:
     assert p[~mask].sum() == 0 and p.sum() == pytest.approx(1.0, abs=1e-5)
 
 
+def test_fine_tuning_leaves_no_sb3_log_folder_in_the_temporary_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # SB3's fallback folder lands here
+    model = new_model("spider-1suit", FinetuneSettings(n_envs=1, n_steps=8, batch_size=8))
+    model.learn(8)
+    assert model.num_timesteps == 8
+    assert sorted(p.name for p in tmp_path.glob("SB3-*")) == []
+
+
 def test_behaviour_cloning_learns_the_teachers_choices(demos: Any) -> None:
     torch.manual_seed(0)
     data = build_bc_dataset(demos, "spider-1suit")

@@ -372,13 +372,14 @@ def new_model(
     ``s.n_envs`` training envs, with the PPO settings of ``s`` (default
     :class:`FinetuneSettings`)."""
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from .policy import ActionSetPolicy
 
     s = s or FinetuneSettings()
     env = recipe_sidecar(variant, True, action_rows).env
-    return MaskablePPO(
+    model = MaskablePPO(
         ActionSetPolicy,
         DummyVecEnv(env_factories(env, s.n_envs, seed=s.seed)),
         policy_kwargs={"hidden": hidden, "value_hidden": hidden},
@@ -387,6 +388,10 @@ def new_model(
         verbose=0,
         **s.ppo_kwargs(),
     )
+    # the recipe keeps its own curve: no SB3 log (without one, every learn() leaves an empty
+    # SB3-<time> folder in the temporary directory)
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
 
 
 def _cloned_model(path: str) -> tuple[Sidecar, Variant, Any]:
