@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -80,12 +81,14 @@ def test_python_snippet_runs(line: int, code: str, tmp_path: Path) -> None:
 
 
 def run_snippet(line: int, code: str, tmp_path: Path) -> None:
-    """Run a README snippet as a script of its own in ``tmp_path``; fail with its output."""
+    """Run a README snippet as a script of its own in ``tmp_path`` (its temporary files there
+    too); fail with its output."""
     script = tmp_path / f"readme_line{line}.py"
     script.write_text(code, encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, str(script)],
         cwd=tmp_path,
+        env=os.environ | {"TMPDIR": str(tmp_path)},
         capture_output=True,
         text=True,
         timeout=300,
