@@ -42,9 +42,9 @@ most :data:`DEFAULT_EVALS` scores, beams at most :data:`DEFAULT_WIDTH` wide of
 :data:`DEFAULT_NODES` positions), so that a long game stays within its minute.
 
 The budget (``evals``, ``candidates`` and the beam of a score) has a larger default on a game
-of four suits, whose short beams rarely find a win, with a cap per game, and a game of one suit
-screens its candidates and gives a decision made with the stock empty four times the scores
-(:func:`default_budget`).
+of four suits, whose short beams rarely find a win, with a cap per game, and on a game of two
+suits (four times the scores); a game of one suit screens its candidates and gives a decision
+made with the stock empty four times the scores (:func:`default_budget`).
 
 With nothing unseen (Simple Simon, or the end of a game) the beam solver
 (:class:`spider_env.search.beam.BeamSolver`) searches the position itself and its winning line
@@ -134,11 +134,19 @@ FOUR_SUITS_BUDGET: dict[str, int] = {
 #: four times the scores once the stock is empty (late decisions on one suit mostly score wins,
 #: so these scores are cheap).
 ONE_SUIT_BUDGET: dict[str, int] = {"screen": DEFAULT_SCREEN, "late": DEFAULT_LATE}
+#: The scores' budget of a game of two suits: four times :data:`BUDGET`'s scores and twice its
+#: candidates (60.2% of 2-suit development deals 5000..5399 against 55.8%, at twice the time:
+#: about 4.6 seconds a game; docs/planner.md, "Four times the scores on two suits").
+TWO_SUITS_BUDGET: dict[str, int] = {
+    "evals": 4 * DEFAULT_EVALS,
+    "candidates": 2 * DEFAULT_CANDIDATES,
+}
 #: The keys whose default depends on the game (:func:`default_budget`).
-GAME_KEYS = tuple(FOUR_SUITS_BUDGET) + tuple(ONE_SUIT_BUDGET)
+GAME_KEYS = tuple(dict.fromkeys((*FOUR_SUITS_BUDGET, *TWO_SUITS_BUDGET, *ONE_SUIT_BUDGET)))
 
 #: The budget keys of ``planner:KEY=N,...`` and their (default, smallest, largest) values
-#: (for the keys of :data:`GAME_KEYS`: the default of 2 suits).
+#: (for the keys of :data:`GAME_KEYS`: the base that :data:`ONE_SUIT_BUDGET`,
+#: :data:`TWO_SUITS_BUDGET` and :data:`FOUR_SUITS_BUDGET` change for their games).
 BUDGET: dict[str, tuple[int, int, int]] = {
     "evals": (DEFAULT_EVALS, 1, 100_000),
     "candidates": (DEFAULT_CANDIDATES, 1, 1000),
@@ -170,12 +178,14 @@ def parse_planner_spec(spec: str) -> dict[str, int]:
 def default_budget(variant: Variant | str) -> dict[str, int]:
     """The planner's budget when none is given, for ``variant`` (a :class:`Variant` or its
     name; ``ValueError``/``TypeError`` otherwise, from :func:`get_variant`): the defaults of
-    :data:`BUDGET`, with :data:`FOUR_SUITS_BUDGET` for a game of four suits and
-    :data:`ONE_SUIT_BUDGET` for a game of one suit."""
+    :data:`BUDGET`, with :data:`FOUR_SUITS_BUDGET` for a game of four suits,
+    :data:`TWO_SUITS_BUDGET` for a game of two and :data:`ONE_SUIT_BUDGET` for a game of one."""
     v = get_variant(variant)
     out = {key: default for key, (default, _, _) in BUDGET.items()}
     if v.suits == 4:
         out.update(FOUR_SUITS_BUDGET)
+    elif v.suits == 2:
+        out.update(TWO_SUITS_BUDGET)
     elif v.suits == 1:
         out.update(ONE_SUIT_BUDGET)
     return out
@@ -805,6 +815,7 @@ __all__ = [
     "FOUR_SUITS_BUDGET",
     "GAME_KEYS",
     "ONE_SUIT_BUDGET",
+    "TWO_SUITS_BUDGET",
     "PlannerAgent",
     "default_budget",
     "halving_schedule",

@@ -22,6 +22,7 @@ from spider_env.agents.planner import (
     BUDGET,
     FOUR_SUITS_BUDGET,
     ONE_SUIT_BUDGET,
+    TWO_SUITS_BUDGET,
     default_budget,
     halving_schedule,
     sharpen,
@@ -669,10 +670,12 @@ def test_specs_set_the_budget_and_the_name() -> None:
     assert make_agent("planner", "spider-1suit").name == "planner"
 
 
-def test_four_suits_take_the_larger_default_budget_and_a_given_key_overrides_it() -> None:
+def test_two_and_four_suits_take_larger_default_budgets_and_a_given_key_overrides_them() -> None:
     base = {key: default for key, (default, _, _) in BUDGET.items()}
     assert default_budget(get_variant("spider-1suit")) == base | ONE_SUIT_BUDGET
-    assert default_budget(get_variant("spider-2suit")) == base
+    assert default_budget(get_variant("spider-2suit")) == base | TWO_SUITS_BUDGET
+    for name in ("spiderette-2suit", "spider-tournament-2suit", "pysol-spider-2suit"):
+        assert default_budget(name)["evals"] == 4 * base["evals"]  # two suits score more
     assert default_budget("spiderette-1suit")["screen"] == 256  # one suit screens
     assert default_budget("spider-tournament-2suit")["screen"] == 0
     assert default_budget("spiderette-1suit")["late"] == 4  # and scores late decisions more
