@@ -135,8 +135,9 @@ FOUR_SUITS_BUDGET: dict[str, int] = {
 #: so these scores are cheap).
 ONE_SUIT_BUDGET: dict[str, int] = {"screen": DEFAULT_SCREEN, "late": DEFAULT_LATE}
 #: The scores' budget of a game of two suits: four times :data:`BUDGET`'s scores and twice its
-#: candidates (60.2% of 2-suit development deals 5000..5399 against 55.8%, at twice the time:
-#: about 4.6 seconds a game; docs/planner.md, "Four times the scores on two suits").
+#: candidates (60.2% of 2-suit development deals 5000..5399 against 55.8%, then 58.8% of the
+#: ladder's deals 0..999 against 53.8%, at twice the time: about 4.7 seconds a game;
+#: docs/planner.md, "Four times the scores on two suits").
 TWO_SUITS_BUDGET: dict[str, int] = {
     "evals": 4 * DEFAULT_EVALS,
     "candidates": 2 * DEFAULT_CANDIDATES,

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from spider_env.agents.greedy import GreedyAgent
-from spider_env.agents.planner import BUDGET, FOUR_SUITS_BUDGET, PlannerAgent
+from spider_env.agents.planner import BUDGET, FOUR_SUITS_BUDGET, TWO_SUITS_BUDGET, PlannerAgent
 from spider_env.apps.episodes import CLEAR_SCREEN, Episode, episode_outcome, redraws_in_place
 from spider_env.core.actions import DEAL, DISCARD, MOVE, UNDO, Action, describe, encode
 from spider_env.core.rules import explain_illegal
@@ -52,7 +52,9 @@ HELP = """commands:
 # of a table with nothing unseen, so a hint takes well under a second (numba's cache warm; the
 # first hint after an install also compiles the searches, about a minute).
 HINT_EXACT = 200_000
-HINT_BUDGET = {key: BUDGET[key][0] for key in FOUR_SUITS_BUDGET} | {"exact": HINT_EXACT}
+HINT_BUDGET = {key: BUDGET[key][0] for key in (*FOUR_SUITS_BUDGET, *TWO_SUITS_BUDGET)} | {
+    "exact": HINT_EXACT
+}
 NO_NUMBA_NOTE = "(from the greedy agent: the planner needs numba, which is not installed)"
 
 
