@@ -46,11 +46,11 @@ HELP = """commands:
   q        quit"""
 
 
-# The hint's budget: the planner's base scores, its 1-suit default (on every game: the larger
-# defaults of two and four suits take longer a decision, so no cap either) and the game's own
-# screen (on one suit the planner's default), with at most HINT_EXACT positions for the search
-# of a table with nothing unseen, so a hint takes well under a second (numba's cache warm; the
-# first hint after an install also compiles the searches, about a minute).
+# The hint's budget: on every game the planner's base scores (those of its 1-suit default; the
+# larger scores of two and four suits take longer a decision, so no cap either), the game's own
+# `screen` and `late` (on one suit the planner's default), and at most HINT_EXACT positions for
+# the search of a table with nothing unseen, so a hint takes well under a second (numba's cache
+# warm; the first hint after an install also compiles the searches, about a minute).
 HINT_EXACT = 200_000
 HINT_BUDGET = {key: BUDGET[key][0] for key in (*FOUR_SUITS_BUDGET, *TWO_SUITS_BUDGET)} | {
     "exact": HINT_EXACT
