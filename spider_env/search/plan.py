@@ -69,6 +69,14 @@ from spider_env.search.beam import (
 #: The share of the score a position that is not won can reach (a win scores 1.0).
 GRADED_TOP = 0.9
 
+#: A :func:`closure`'s buffers (:func:`closure_buffers`), passed to the compiled functions as
+#: one tuple: ``recs, parent, action, table, ev_node, ev_action``.
+ClosureBuffers = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: A :func:`beam_value`'s buffers (:func:`beam_buffers`), one tuple of ten arrays.
+BeamBuffers = tuple[np.ndarray, ...]
+#: (candidate, sample) pairs to score, one tuple of seven arrays (:func:`pair_state`).
+Pairs = tuple[np.ndarray, ...]
+
 
 @jit
 def face_down_total(pr: np.ndarray, st: np.ndarray) -> int:
@@ -80,18 +88,10 @@ def face_down_total(pr: np.ndarray, st: np.ndarray) -> int:
 
 
 @jit
-def closure(
-    pr: np.ndarray,
-    root: np.ndarray,
-    recs: np.ndarray,
-    parent: np.ndarray,
-    action: np.ndarray,
-    table: np.ndarray,
-    ev_node: np.ndarray,
-    ev_action: np.ndarray,
-) -> tuple[int, int, int, int]:
+def closure(pr: np.ndarray, root: np.ndarray, bufs: ClosureBuffers) -> tuple[int, int, int, int]:
     """The positions reachable from ``root`` without turning a card up or dealing, breadth
-    first: ``recs[i]`` (packed), reached from ``parent[i]`` by ``action[i]`` (node 0 is the
+    first, in ``bufs`` (:func:`closure_buffers`: ``recs, parent, action, table, ev_node,
+    ev_action``): ``recs[i]`` (packed), reached from ``parent[i]`` by ``action[i]`` (node 0 is the
     root), at most ``recs.shape[0]``; and the events from them: ``ev_action[e]`` played in
     ``ev_node[e]`` turns a card up or deals (each distinct resulting position once), at most
     ``ev_node.shape[0]``. ``table`` (zeroed, a power of two, at least twice the positions and
@@ -99,6 +99,7 @@ def closure(
     a node that wins (-1: none; the search stops there), ``full`` 1 when a child found no
     room (positions or events at their limit; it may repeat one listed). A child without room
     is not put in the table, so the table never fills."""
+    recs, parent, action, table, ev_node, ev_action = bufs
     st = new_state(pr)
     child = new_state(pr)
     ids, keys = legal_buffers(pr)
@@ -199,16 +200,7 @@ def beam_value(
     max_depth: int,
     n_buckets: int,
     n_cards: int,
-    frontier: np.ndarray,
-    f_ids: np.ndarray,
-    cand: np.ndarray,
-    c_parent: np.ndarray,
-    c_action: np.ndarray,
-    c_key: np.ndarray,
-    c_left: np.ndarray,
-    table: np.ndarray,
-    b_parent: np.ndarray,
-    b_action: np.ndarray,
+    bufs: BeamBuffers,
     deals: int,
     stock_by_left: np.ndarray,
     spent: np.ndarray,
@@ -216,9 +208,9 @@ def beam_value(
     """A beam ``width`` wide (per count of deals left) from ``root``, at most ``budget``
     positions generated and ``max_depth`` depths: 1.0 if it wins, 0.0 if ``root`` is
     :func:`starved`, else :func:`graded` of the best position generated that is not starved;
-    the positions generated are added to ``spent[0]``. Buffers as
-    :class:`spider_env.search.beam.BeamSolver` makes them (``width * n_buckets`` frontier
-    rows); ``table`` is cleared here and must hold ``2 * budget`` keys."""
+    the positions generated are added to ``spent[0]``. ``bufs``: :func:`beam_buffers` (at least
+    ``width * n_buckets`` frontier rows, a table of ``2 * budget`` keys, cleared here)."""
+    frontier, f_ids, cand, c_parent, c_action, c_key, c_left, table, b_parent, b_action = bufs
     if is_won(pr, root):
         return 1.0
     if starved(pr, root):
@@ -275,48 +267,45 @@ def candidate_state(
 
 
 @jit
+def n_pairs(pairs: Pairs) -> int:
+    """How many pairs ``pairs`` holds (:func:`pair_state`)."""
+    return pairs[5].shape[0]
+
+
+@jit
+def pair_state(pr: np.ndarray, pairs: Pairs, p: int, st: np.ndarray) -> None:
+    """Into ``st``: pair ``p`` of ``pairs`` (``recs, slots, values, cand_node, cand_event,
+    pair_cand, pair_sample``), candidate ``k = pair_cand[p]`` on sample ``pair_sample[p]``:
+    closure position ``recs[cand_node[k]]`` with the sample's unseen cards (``values[s]`` in the
+    hidden ``slots``) put in, then its event ``cand_event[k]`` played (-1: none)."""
+    recs, slots, values, cand_node, cand_event, pair_cand, pair_sample = pairs
+    k = pair_cand[p]
+    candidate_state(pr, recs[cand_node[k]], slots, values[pair_sample[p]], cand_event[k], st)
+
+
+@jit
 def evaluate(
     pr: np.ndarray,
-    recs: np.ndarray,
-    slots: np.ndarray,
-    values: np.ndarray,
-    cand_node: np.ndarray,
-    cand_event: np.ndarray,
-    pair_cand: np.ndarray,
-    pair_sample: np.ndarray,
+    pairs: Pairs,
     out: np.ndarray,
     width: int,
     budget: int,
     max_depth: int,
     n_buckets: int,
     n_cards: int,
-    frontier: np.ndarray,
-    f_ids: np.ndarray,
-    cand: np.ndarray,
-    c_parent: np.ndarray,
-    c_action: np.ndarray,
-    c_key: np.ndarray,
-    c_left: np.ndarray,
-    table: np.ndarray,
-    b_parent: np.ndarray,
-    b_action: np.ndarray,
+    bufs: BeamBuffers,
     deals: int,
     stock_by_left: np.ndarray,
     spent: np.ndarray,
 ) -> None:
-    """``out[p]`` = :func:`beam_value` of candidate ``pair_cand[p]`` on sample
-    ``pair_sample[p]``: closure position ``recs[cand_node[k]]`` with the sample's unseen cards
-    (``values[s]`` in the hidden ``slots``) put in, then its event ``cand_event[k]`` played
-    (-1: none); the beams' positions generated are added to ``spent[0]``."""
+    """``out[p]`` = :func:`beam_value` of pair ``p`` (:func:`pair_state`); the beams' positions
+    generated are added to ``spent[0]``."""
     st = new_state(pr)
-    for p in range(pair_cand.shape[0]):
-        k = pair_cand[p]
-        candidate_state(pr, recs[cand_node[k]], slots, values[pair_sample[p]], cand_event[k], st)
+    for p in range(n_pairs(pairs)):
+        pair_state(pr, pairs, p, st)
         out[p] = beam_value(
-            pr, st, width, budget, max_depth, n_buckets, n_cards, frontier, f_ids, cand,
-            c_parent, c_action, c_key, c_left, table, b_parent, b_action, deals,
-            stock_by_left, spent,
-        )  # fmt: skip
+            pr, st, width, budget, max_depth, n_buckets, n_cards, bufs, deals, stock_by_left, spent
+        )
 
 
 @jit
@@ -356,45 +345,33 @@ def blank_face_down(pr: np.ndarray, st: np.ndarray) -> None:
 @jit
 def evaluate_worst(
     pr: np.ndarray,
-    recs: np.ndarray,
-    slots: np.ndarray,
-    values: np.ndarray,
-    cand_node: np.ndarray,
-    cand_event: np.ndarray,
-    pair_cand: np.ndarray,
-    pair_sample: np.ndarray,
+    pairs: Pairs,
     out: np.ndarray,
     n_cards: int,
-    w_recs: np.ndarray,
-    w_parent: np.ndarray,
-    w_action: np.ndarray,
-    w_table: np.ndarray,
-    w_node: np.ndarray,
-    w_event: np.ndarray,
+    bufs: ClosureBuffers,
     stock_by_left: np.ndarray,
 ) -> None:
-    """``out[p]``: the worst case of candidate ``pair_cand[p]`` on sample ``pair_sample[p]``,
-    the score when every card still unseen after its event is useless: the candidate's
-    position with the sample's cards put in and its event played (what the event shows is
-    seen), then the best position reachable without turning another card up or dealing
-    (:func:`closure` in the ``w_`` buffers; 1.0 if it wins, else :func:`graded`). The cards
-    still face down are blanked (all kings) first, since the rank reads a column's deepest
-    card: only the card the event shows is read from the sample."""
+    """``out[p]``: the worst case of pair ``p`` (:func:`pair_state`), the score when every card
+    still unseen after its event is useless: the candidate's position with the sample's cards
+    put in and its event played (what the event shows is seen), then the best position
+    reachable without turning another card up or dealing (:func:`closure` in ``bufs``; 1.0 if
+    it wins, else :func:`graded`). The cards still face down are blanked (all kings) first,
+    since the rank reads a column's deepest card: only the card the event shows is read from
+    the sample."""
     st = new_state(pr)
     other = new_state(pr)
-    for p in range(pair_cand.shape[0]):
-        k = pair_cand[p]
-        candidate_state(pr, recs[cand_node[k]], slots, values[pair_sample[p]], cand_event[k], st)
+    for p in range(n_pairs(pairs)):
+        pair_state(pr, pairs, p, st)
         blank_face_down(pr, st)
         if is_won(pr, st):
             out[p] = 1.0
             continue
-        w_table[:] = 0
-        n, _, won, _ = closure(pr, st, w_recs, w_parent, w_action, w_table, w_node, w_event)
+        bufs[3][:] = 0  # the table
+        n, _, won, _ = closure(pr, st, bufs)
         if won >= 0:
             out[p] = 1.0
             continue
-        out[p] = closure_graded(pr, st, w_recs, n, stock_by_left, n_cards, other)
+        out[p] = closure_graded(pr, st, bufs[0], n, stock_by_left, n_cards, other)
 
 
 @jit
@@ -461,21 +438,17 @@ def blind_value(
     draws: int,
     hold: bool,
     n_cards: int,
-    recs: np.ndarray,
-    parent: np.ndarray,
-    action: np.ndarray,
-    table: np.ndarray,
-    ev_node: np.ndarray,
-    ev_action: np.ndarray,
+    bufs: ClosureBuffers,
     stock_by_left: np.ndarray,
     spent: np.ndarray,
 ) -> float:
     """A rollout from ``start`` (a full layout) by a player who sees only what a player sees:
-    at each step the :func:`closure` (in the given buffers), a win played if listed, else the
+    at each step the :func:`closure` (in ``bufs``), a win played if listed, else the
     event best by :func:`blind_key` (no deal while a card can be turned up, with ``hold``),
     then the layout's own cards turn up; at most ``max_events`` events. 1.0 if it wins, else
     :func:`graded` of the best position of its last closure. The positions listed are added
     to ``spent[0]``; draws use numba's RNG (seeded by the caller)."""
+    recs, _, _, table, ev_node, ev_action = bufs
     cur = new_state(pr)
     tmp = new_state(pr)
     pool = np.empty(cur.shape[0], dtype=cur.dtype)
@@ -485,7 +458,7 @@ def blind_value(
         if is_won(pr, cur):
             return 1.0
         table[:] = 0
-        n, n_ev, won, _ = closure(pr, cur, recs, parent, action, table, ev_node, ev_action)
+        n, n_ev, won, _ = closure(pr, cur, bufs)
         spent[0] += n
         if won >= 0:
             return 1.0
@@ -515,40 +488,24 @@ def blind_value(
 @jit
 def evaluate_blind(
     pr: np.ndarray,
-    recs: np.ndarray,
-    slots: np.ndarray,
-    values: np.ndarray,
-    cand_node: np.ndarray,
-    cand_event: np.ndarray,
-    pair_cand: np.ndarray,
-    pair_sample: np.ndarray,
+    pairs: Pairs,
     seeds: np.ndarray,
     out: np.ndarray,
     max_events: int,
     draws: int,
     hold: bool,
     n_cards: int,
-    b_recs: np.ndarray,
-    b_parent: np.ndarray,
-    b_action: np.ndarray,
-    b_table: np.ndarray,
-    b_node: np.ndarray,
-    b_event: np.ndarray,
+    bufs: ClosureBuffers,
     stock_by_left: np.ndarray,
     spent: np.ndarray,
 ) -> None:
-    """``out[p]``: :func:`blind_value` of candidate ``pair_cand[p]`` on sample
-    ``pair_sample[p]`` (its event played on the sample's layout), numba's RNG seeded with
-    ``seeds[p]`` first; the rollouts' closures in the ``b_`` buffers."""
+    """``out[p]``: :func:`blind_value` of pair ``p`` (:func:`pair_state`), numba's RNG seeded with
+    ``seeds[p]`` first; the rollouts' closures in ``bufs``."""
     st = new_state(pr)
-    for p in range(pair_cand.shape[0]):
-        k = pair_cand[p]
-        candidate_state(pr, recs[cand_node[k]], slots, values[pair_sample[p]], cand_event[k], st)
+    for p in range(n_pairs(pairs)):
+        pair_state(pr, pairs, p, st)
         np.random.seed(seeds[p])
-        out[p] = blind_value(
-            pr, st, max_events, draws, hold, n_cards, b_recs, b_parent, b_action, b_table,
-            b_node, b_event, stock_by_left, spent,
-        )  # fmt: skip
+        out[p] = blind_value(pr, st, max_events, draws, hold, n_cards, bufs, stock_by_left, spent)
 
 
 @jit
@@ -605,38 +562,21 @@ class PlanSearch:
             [sum(sizes[len(sizes) - k :]) if k else 0 for k in range(len(sizes) + 1)],
             dtype=np.int64,
         )
-        self.recs, self.parent, self.action, self.c_table, self.ev_node, self.ev_action = (
-            _closure_buffers(pr, closure_nodes)
-        )
-        front = width * self.n_buckets
-        n = front * _CHILDREN
-        self.beam = (
-            new_records(pr, front),
-            np.empty(front, dtype=np.int32),
-            new_records(pr, n),
-            np.empty(n, dtype=np.int32),
-            np.empty(n, dtype=np.int32),
-            np.empty(n, dtype=np.int64),
-            np.empty(n, dtype=np.int64),
-            np.zeros(table_size(2 * nodes + 2), dtype=np.uint64),
-            np.empty(front, dtype=np.int32),
-            np.empty(front, dtype=np.int32),
-        )
+        self.bufs = closure_buffers(pr, closure_nodes)
+        self.recs, self.parent, self.action, self.c_table, self.ev_node, self.ev_action = self.bufs
+        self.beam = beam_buffers(pr, width * self.n_buckets, nodes)
         self.full = False
         #: positions the scores' beams (:meth:`evaluate`) have generated and the rollouts'
         #: closures (:meth:`blind`) listed, all calls
         self.generated = 0
-        self._worst: tuple[np.ndarray, ...] | None = None
-        self._blind: tuple[np.ndarray, ...] | None = None
+        self._worst: ClosureBuffers | None = None
+        self._blind: ClosureBuffers | None = None
 
     def closure(self, root: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
         """:func:`closure` of ``root``: ``(won node or -1, event nodes, event actions)``
         (copies); :attr:`full` says whether something was left out."""
         self.c_table.fill(0)
-        _, n_ev, won, full = closure(
-            self.pr, root, self.recs, self.parent, self.action, self.c_table, self.ev_node,
-            self.ev_action,
-        )  # fmt: skip
+        _, n_ev, won, full = closure(self.pr, root, self.bufs)
         self.full = bool(full)
         return int(won), self.ev_node[:n_ev].copy(), self.ev_action[:n_ev].copy()
 
@@ -664,9 +604,9 @@ class PlanSearch:
         out = np.empty(pair_cand.shape[0], dtype=np.float64)
         spent = np.zeros(1, dtype=np.int64)
         evaluate(
-            self.pr, self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample,
-            out, width, nodes, self.max_depth, self.n_buckets, self.n_cards,
-            *self.beam, self.deals, self.stock_by_left, spent,
+            self.pr, (self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample),
+            out, width, nodes, self.max_depth, self.n_buckets, self.n_cards, self.beam, self.deals,
+            self.stock_by_left, spent,
         )  # fmt: skip
         self.generated += int(spent[0])
         return out
@@ -686,12 +626,11 @@ class PlanSearch:
         ``ValueError`` unless ``positions`` is an int of at least 1."""
         positions = _within("positions", positions)
         if self._worst is None or self._worst[0].shape[0] != positions:
-            self._worst = _closure_buffers(self.pr, positions)
-        recs, parent, action, table, node, event = self._worst
+            self._worst = closure_buffers(self.pr, positions)
         out = np.empty(pair_cand.shape[0], dtype=np.float64)
         evaluate_worst(
-            self.pr, self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample,
-            out, self.n_cards, recs, parent, action, table, node, event, self.stock_by_left,
+            self.pr, (self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample),
+            out, self.n_cards, self._worst, self.stock_by_left,
         )  # fmt: skip
         return out
 
@@ -715,14 +654,13 @@ class PlanSearch:
         positions listed are added to :attr:`generated`."""
         positions = _within("positions", positions)
         if self._blind is None or self._blind[0].shape[0] != positions:
-            self._blind = _closure_buffers(self.pr, positions)
-        recs, parent, action, table, node, event = self._blind
+            self._blind = closure_buffers(self.pr, positions)
         out = np.empty(pair_cand.shape[0], dtype=np.float64)
         spent = np.zeros(1, dtype=np.int64)
         evaluate_blind(
-            self.pr, self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample,
+            self.pr, (self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample),
             seeds, out, _within("max_events", max_events), _within("draws", draws), hold,
-            self.n_cards, recs, parent, action, table, node, event, self.stock_by_left, spent,
+            self.n_cards, self._blind, self.stock_by_left, spent,
         )  # fmt: skip
         self.generated += int(spent[0])
         return out
@@ -748,7 +686,7 @@ def _within(name: str, value: object, top: int | None = None) -> int:
     return int(value)
 
 
-def _closure_buffers(pr: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
+def closure_buffers(pr: np.ndarray, n: int) -> ClosureBuffers:
     """The buffers of a :func:`closure` of ``n`` positions and ``n`` events: records, parents,
     actions, the transposition table (twice the room, so it never fills), event nodes, event
     actions."""
@@ -762,21 +700,48 @@ def _closure_buffers(pr: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
     )
 
 
+def beam_buffers(pr: np.ndarray, front: int, nodes: int) -> BeamBuffers:
+    """The buffers of a :func:`beam_value` of ``front`` frontier rows (its width times the
+    counts of deals left) and at most ``nodes`` positions: the frontier and its node ids, the
+    children (records, parents, actions, ranks, deals left), the transposition table, the
+    selection's parents and actions."""
+    n = front * _CHILDREN
+    return (
+        new_records(pr, front),
+        np.empty(front, dtype=np.int32),
+        new_records(pr, n),
+        np.empty(n, dtype=np.int32),
+        np.empty(n, dtype=np.int32),
+        np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+        np.zeros(table_size(2 * nodes + 2), dtype=np.uint64),
+        np.empty(front, dtype=np.int32),
+        np.empty(front, dtype=np.int32),
+    )
+
+
 __all__ = [
     "GRADED_TOP",
+    "BeamBuffers",
+    "ClosureBuffers",
+    "Pairs",
     "PlanSearch",
+    "beam_buffers",
     "beam_value",
     "blank_face_down",
     "blind_key",
     "blind_value",
     "candidate_state",
     "closure",
+    "closure_buffers",
     "closure_graded",
     "evaluate",
     "evaluate_blind",
     "evaluate_worst",
     "face_down_total",
     "graded",
+    "n_pairs",
+    "pair_state",
     "starved",
     "static_keys",
     "stock_term",
