@@ -13,9 +13,14 @@ which is what ``*`` and the auto-filled stock piles are for.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import os
+import pickle
 import random
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -251,3 +256,108 @@ def permute_hidden(state: State, rng: np.random.Generator) -> State:
         (p[:skip] + tuple(next(it) for _ in range(len(p) - skip))) if p else () for p in state.stock
     )
     return state.replace(cols=cols, stock=stock)
+
+
+# --- the player contract: blind to hidden cards, pickling, evaluation on workers ----------------
+@dataclass(frozen=True)
+class BlindCheck:
+    """What :func:`check_blind_to_hidden_cards` saw: positions checked, those whose hidden cards
+    the permutation really changed, those with a face-down card it left unchanged, and whether
+    the game ended."""
+
+    checked: int
+    permuted: int
+    unchanged_face_down: int
+    ended: bool
+
+
+def check_blind_to_hidden_cards(
+    agent: Any, variant: str, start: dict[str, Any], rng: np.random.Generator, steps: int = 60
+) -> BlindCheck:
+    """The issue's permutation test. On ``variant`` from ``start`` (reset options: a deal or a
+    state), at every
+    position of ``agent``'s game (``steps`` at most) a deep copy of it (the same memory and RNG
+    state), given the same position with the hidden cards permuted (:func:`permute_hidden`),
+    must choose the same action; the permuted env must show the same observation and info (the
+    mask included). The agent must have been reset."""
+    from spider_env.env import SpiderEnv
+
+    env, twin = SpiderEnv(variant=variant), SpiderEnv(variant=variant)
+    obs, info = env.reset(options=start)
+    checked = permuted = unchanged_face_down = 0
+    term = False
+    for _ in range(steps):
+        mask = info["action_mask"]
+        if not mask.any():
+            break
+        state = env.state
+        other = permute_hidden(state, rng)
+        changed = other.key() != state.key()
+        permuted += changed
+        unchanged_face_down += not changed and any(state.down)
+        obs2, info2 = twin.reset(options={"state": other})
+        assert_same(obs, obs2)
+        assert_same(info, info2)
+        b = copy.deepcopy(agent).act(obs2, info2["action_mask"], info2)
+        a = agent.act(obs, mask, info)
+        assert a == b, f"step {checked}: {a} on the real table, {b} on the permuted one"
+        checked += 1
+        obs, _, term, _, info = env.step(a)
+        if term:
+            break
+    return BlindCheck(checked, permuted, unchanged_face_down, bool(term))
+
+
+def pickled_copy_plays_on(spec: str, variant: str = "spider-2suit") -> tuple[list[int], list[int]]:
+    """``spec``'s agent plays 25 steps of deal 6 (seed 2), is pickled, then it and its copy play
+    the next 40 steps on twin tables: both lists of actions."""
+    from spider_env.agents import make_agent
+
+    from spider_env.env import SpiderEnv
+
+    env = SpiderEnv(variant=variant)
+    obs, info = env.reset(options={"deal": 6})
+    agent = make_agent(spec, variant, 2)
+    agent.reset(seed=2)
+    for _ in range(25):
+        obs, _, _, _, info = env.step(agent.act(obs, info["action_mask"], info))
+    copy_ = pickle.loads(pickle.dumps(agent))
+    twin = SpiderEnv(variant=variant)
+    obs2, info2 = twin.reset(options={"state": env.state})
+    ours: list[int] = []
+    theirs: list[int] = []
+    for _ in range(40):
+        ours.append(agent.act(obs, info["action_mask"], info))
+        theirs.append(copy_.act(obs2, info2["action_mask"], info2))
+        obs, _, term, _, info = env.step(ours[-1])
+        obs2, *_, info2 = twin.step(theirs[-1])
+        if term:
+            break
+    return ours, theirs
+
+
+def records_of(result: Any) -> list[dict[str, Any]]:
+    """An evaluation's records as dicts, without their times."""
+    return [
+        {k: v for k, v in dataclasses.asdict(r).items() if k != "seconds"} for r in result.records
+    ]
+
+
+def evaluate_on_one_and_two_workers(spec: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Evaluate ``spec`` on 1-suit deals 0..2 (300 steps) with one worker, then by spec and as an
+    agent object (pickled to the workers) with two; checks all three give the same records and
+    returns the first evaluation."""
+    from spider_env.agents import make_agent
+
+    from spider_env.apps.evaluation import evaluate
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    args: dict[str, Any] = {"variant": "spider-1suit", "max_steps": 300}
+    one = evaluate([spec], "0:3", jobs=1, **args)
+    two = evaluate([spec, make_agent(spec, "spider-1suit")], "0:3", jobs=2, **args)
+    assert two.jobs == 2
+    assert [r.agent for r in two.records] == [spec] * 3 + [f"{spec}#2"] * 3
+    by_spec, by_object = records_of(two)[:3], records_of(two)[3:]
+    assert records_of(one) == by_spec
+    assert [{**r, "agent": spec} for r in by_object] == by_spec
+    return one

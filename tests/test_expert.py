@@ -6,19 +6,19 @@ issue's check that the expert reads nothing hidden."""
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-import os
-import pickle
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import assert_same, permute_hidden, play
+from conftest import (
+    check_blind_to_hidden_cards,
+    evaluate_on_one_and_two_workers,
+    pickled_copy_plays_on,
+    play,
+)
 from spider_env.agents import ExpertAgent, make_agent
 
-from spider_env.apps.evaluation import evaluate
 from spider_env.env import SpiderEnv
 from spider_env.search.solver import MAX_NODES
 
@@ -42,33 +42,11 @@ def test_choice_is_unchanged_when_face_down_cards_and_stock_are_permuted(
     """At every position of a game (60 steps at most), a copy of the expert (same memory, same
     RNG state) given the same position with the hidden cards permuted chooses the same action;
     the permuted env shows the same observation, mask and info."""
-    rng = np.random.default_rng(11)
-    env, twin = SpiderEnv(variant=name), SpiderEnv(variant=name)
-    obs, info = env.reset(options={"deal": deal})
     agent = make_agent(SMALL, name, seed=3)
     agent.reset(seed=3)
-    checked = permuted = 0
-    term = False
-    for _ in range(60):
-        mask = info["action_mask"]
-        if not mask.any():
-            break
-        state = env.state
-        other = permute_hidden(state, rng)
-        permuted += other.key() != state.key()
-        obs2, info2 = twin.reset(options={"state": other})
-        assert_same(obs, obs2)
-        assert_same(info, info2)  # the mask included
-        clone = copy.deepcopy(agent)
-        b = clone.act(obs2, info2["action_mask"], info2)
-        a = agent.act(obs, mask, info)
-        assert a == b, f"step {checked}: {a} on the real table, {b} on the permuted one"
-        checked += 1
-        obs, _, term, _, info = env.step(a)
-        if term:
-            break
-    assert checked >= 10 or term
-    assert permuted >= checked // 2  # the hidden cards really were different
+    seen = check_blind_to_hidden_cards(agent, name, {"deal": deal}, np.random.default_rng(11))
+    assert seen.checked >= 10 or seen.ended
+    assert seen.permuted >= seen.checked // 2  # the hidden cards really were different
     assert agent.searches > 0  # the solver was used, not only the fallback
 
 
@@ -229,45 +207,14 @@ def test_variant_comes_from_info_with_undo() -> None:
 
 # --- pickling and evaluation -------------------------------------------------------------------
 def test_a_used_agent_pickles_and_the_copy_plays_on_the_same() -> None:
-    name = "spider-2suit"
-    env = SpiderEnv(variant=name)
-    obs, info = env.reset(options={"deal": 6})
-    agent = make_agent(SMALL, name, 2)
-    agent.reset(seed=2)
-    for _ in range(25):
-        obs, _, _, _, info = env.step(agent.act(obs, info["action_mask"], info))
-    copy_ = pickle.loads(pickle.dumps(agent))
-    twin = SpiderEnv(variant=name)
-    obs2, info2 = twin.reset(options={"state": env.state})
-    ours, theirs = [], []
-    for _ in range(40):
-        ours.append(agent.act(obs, info["action_mask"], info))
-        theirs.append(copy_.act(obs2, info2["action_mask"], info2))
-        obs, _, term, _, info = env.step(ours[-1])
-        obs2, *_, info2 = twin.step(theirs[-1])
-        if term:
-            break
+    ours, theirs = pickled_copy_plays_on(SMALL)
     assert ours == theirs
-
-
-def _records(result: Any) -> list[dict[str, Any]]:
-    return [
-        {k: v for k, v in dataclasses.asdict(r).items() if k != "seconds"} for r in result.records
-    ]
 
 
 def test_evaluate_gives_the_same_records_with_one_or_two_workers(monkeypatch: Any) -> None:
     """By spec, and as an agent object (pickled to the workers): the same games."""
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    args: dict[str, Any] = {"variant": "spider-1suit", "max_steps": 300}
-    one = evaluate([SMALL], "0:3", jobs=1, **args)
-    two = evaluate([SMALL, make_agent(SMALL, "spider-1suit")], "0:3", jobs=2, **args)
-    assert two.jobs == 2
+    one = evaluate_on_one_and_two_workers(SMALL, monkeypatch)
     assert [r.agent for r in one.records] == [SMALL] * 3
-    assert [r.agent for r in two.records] == [SMALL] * 3 + [f"{SMALL}#2"] * 3
-    by_spec, by_object = _records(two)[:3], _records(two)[3:]
-    assert _records(one) == by_spec
-    assert [{**r, "agent": SMALL} for r in by_object] == by_spec
     assert sum(r.won for r in one.records) >= 1
 
 

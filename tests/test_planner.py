@@ -7,16 +7,18 @@ planner reads nothing hidden."""
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import itertools
-import os
-import pickle
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_same, permute_hidden, play
+from conftest import (
+    check_blind_to_hidden_cards,
+    evaluate_on_one_and_two_workers,
+    permute_hidden,
+    pickled_copy_plays_on,
+    play,
+)
 from spider_env.agents import PlannerAgent, make_agent
 from spider_env.agents.planner import (
     BUDGET,
@@ -28,7 +30,6 @@ from spider_env.agents.planner import (
     sharpen,
 )
 
-from spider_env.apps.evaluation import evaluate
 from spider_env.core.actions import deal_ids
 from spider_env.core.rules import apply, legal_actions
 from spider_env.core.variants import get_variant
@@ -69,33 +70,11 @@ def test_choice_is_unchanged_when_face_down_cards_and_stock_are_permuted(
 ) -> None:
     """At every position of a game (60 steps at most), a copy of the planner (same memory, same
     RNG state) given the same position with the hidden cards permuted chooses the same action."""
-    rng = np.random.default_rng(11)
-    env, twin = SpiderEnv(variant=name), SpiderEnv(variant=name)
-    obs, info = env.reset(options={"deal": deal})
     agent = make_agent(spec, name, seed=3)
     agent.reset(seed=3)
-    checked = permuted = 0
-    term = False
-    for _ in range(60):
-        mask = info["action_mask"]
-        if not mask.any():
-            break
-        state = env.state
-        other = permute_hidden(state, rng)
-        permuted += other.key() != state.key()
-        obs2, info2 = twin.reset(options={"state": other})
-        assert_same(obs, obs2)
-        assert_same(info, info2)
-        clone = copy.deepcopy(agent)
-        b = clone.act(obs2, info2["action_mask"], info2)
-        a = agent.act(obs, mask, info)
-        assert a == b, f"step {checked}: {a} on the real table, {b} on the permuted one"
-        checked += 1
-        obs, _, term, _, info = env.step(a)
-        if term:
-            break
-    assert checked >= 10 or term
-    assert permuted >= checked // 2
+    seen = check_blind_to_hidden_cards(agent, name, {"deal": deal}, np.random.default_rng(11))
+    assert seen.checked >= 10 or seen.ended
+    assert seen.permuted >= seen.checked // 2
     assert isinstance(agent, PlannerAgent) and agent.decisions > 0
 
 
@@ -122,25 +101,11 @@ def test_blind_rollouts_choose_the_same_when_the_hidden_cards_are_permuted(
     """The permutation test from a position with the stock empty, where ``blind`` rolls out the
     candidates tied at the top: every choice is the same with the face-down cards permuted,
     and the rollouts were consulted."""
-    rng = np.random.default_rng(11)
-    state = late_state(name, deal)
-    env, twin = SpiderEnv(variant=name), SpiderEnv(variant=name)
-    obs, info = env.reset(options={"state": state})
     agent = make_agent(BLIND, name, seed=3)
     agent.reset(seed=3)
-    for _ in range(60):
-        mask = info["action_mask"]
-        if not mask.any():
-            break
-        obs2, info2 = twin.reset(options={"state": permute_hidden(env.state, rng)})
-        assert_same(obs, obs2)
-        clone = copy.deepcopy(agent)
-        b = clone.act(obs2, info2["action_mask"], info2)
-        a = agent.act(obs, mask, info)
-        assert a == b
-        obs, _, term, _, info = env.step(a)
-        if term:
-            break
+    start = {"state": late_state(name, deal)}
+    seen = check_blind_to_hidden_cards(agent, name, start, np.random.default_rng(11))
+    assert seen.permuted >= seen.checked // 2
     assert isinstance(agent, PlannerAgent) and agent.blinds > 0
 
 
@@ -729,42 +694,12 @@ def test_variant_comes_from_info_with_undo() -> None:
 # --- pickling and evaluation -------------------------------------------------------------------
 @pytest.mark.parametrize("spec", [SMALL, PLY2, WORST, BLIND])
 def test_a_used_agent_pickles_and_the_copy_plays_on_the_same(spec: str) -> None:
-    name = "spider-2suit"
-    env = SpiderEnv(variant=name)
-    obs, info = env.reset(options={"deal": 6})
-    agent = make_agent(spec, name, 2)
-    agent.reset(seed=2)
-    for _ in range(25):
-        obs, _, _, _, info = env.step(agent.act(obs, info["action_mask"], info))
-    copy_ = pickle.loads(pickle.dumps(agent))
-    twin = SpiderEnv(variant=name)
-    obs2, info2 = twin.reset(options={"state": env.state})
-    ours, theirs = [], []
-    for _ in range(40):
-        ours.append(agent.act(obs, info["action_mask"], info))
-        theirs.append(copy_.act(obs2, info2["action_mask"], info2))
-        obs, _, term, _, info = env.step(ours[-1])
-        obs2, *_, info2 = twin.step(theirs[-1])
-        if term:
-            break
+    ours, theirs = pickled_copy_plays_on(spec)
     assert ours == theirs
 
 
-def _records(result: Any) -> list[dict[str, Any]]:
-    return [
-        {k: v for k, v in dataclasses.asdict(r).items() if k != "seconds"} for r in result.records
-    ]
-
-
 def test_evaluate_gives_the_same_records_with_one_or_two_workers(monkeypatch: Any) -> None:
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    args: dict[str, Any] = {"variant": "spider-1suit", "max_steps": 300}
-    one = evaluate([SMALL], "0:3", jobs=1, **args)
-    two = evaluate([SMALL, make_agent(SMALL, "spider-1suit")], "0:3", jobs=2, **args)
-    assert two.jobs == 2
-    by_spec, by_object = _records(two)[:3], _records(two)[3:]
-    assert _records(one) == by_spec
-    assert [{**r, "agent": SMALL} for r in by_object] == by_spec
+    one = evaluate_on_one_and_two_workers(SMALL, monkeypatch)
     assert sum(r.won for r in one.records) >= 1
 
 
