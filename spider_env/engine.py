@@ -506,7 +506,7 @@ class CompiledEngine(Engine):
         o = self.obs
         overflow: int = self._k.encode_rows(
             self._pr, self._w, self._states, self._legal, rows, fresh, o.actions,
-            o.action_ids, o.action_globals, *self._memory, *self._scratch,
+            o.action_ids, o.action_globals, self._memory, self._scratch,
         )  # fmt: skip
         return overflow
 

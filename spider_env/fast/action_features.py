@@ -81,9 +81,17 @@ N_ACTION_FEATURES = 27  # observation.spaces.N_ACTION_FEATURES (checked by the e
 N_GLOBAL_FEATURES = 11  # observation.spaces.N_GLOBAL_FEATURES (checked by the engine)
 
 
-def new_scratch(pr: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The scratch arrays of :func:`encode_rows` for variant ``pr`` (NumPy only), in its order:
-    ``ps, ch, later, keys, colh, rest, tmp_f, tmp_g, tmp_a, order, counts, hidden``."""
+#: The episode memory of a batch's games (:func:`new_memory`): ``vkeys, vcounts, vused, since,
+#: progress, decisions``, passed to the compiled functions as one tuple.
+Memory = tuple[np.ndarray, ...]
+#: The scratch arrays of :func:`encode_rows` (:func:`new_scratch`): ``ps, ch, later, keys, colh,
+#: rest, tmp_f, tmp_g, tmp_a, order, counts, hidden``, one tuple.
+Scratch = tuple[np.ndarray, ...]
+
+
+def new_scratch(pr: np.ndarray) -> Scratch:
+    """The scratch arrays of :func:`encode_rows` for variant ``pr`` (NumPy only): ``ps, ch,
+    later, keys, colh, rest, tmp_f, tmp_g, tmp_a, order, counts, hidden``."""
     A = int(pr[P_NMOVE] + pr[P_NDEAL] + pr[P_NDISC]) + 1  # room for every action id (and undo)
     size, C = int(pr[P_SIZE]), int(pr[P_C])
     return (
@@ -102,9 +110,9 @@ def new_scratch(pr: np.ndarray) -> tuple[np.ndarray, ...]:
     )
 
 
-def new_memory(n: int, capacity: int) -> tuple[np.ndarray, ...]:
-    """Empty episode memory of ``n`` games, tables of ``capacity`` slots (a power of 2), in the
-    order of :func:`encode_rows`: ``vkeys, vcounts, vused, since, progress, decisions``."""
+def new_memory(n: int, capacity: int) -> Memory:
+    """Empty episode memory of ``n`` games, tables of ``capacity`` slots (a power of 2):
+    ``vkeys, vcounts, vused, since, progress, decisions``."""
     if capacity < 2 or capacity & (capacity - 1):
         raise ValueError(f"a table capacity must be a power of 2 >= 2, got {capacity}")
     return (
@@ -381,31 +389,17 @@ def encode_game(
     feats: np.ndarray,
     ids: np.ndarray,
     glob: np.ndarray,
-    vkeys: np.ndarray,
-    vcounts: np.ndarray,
-    vused: np.ndarray,
-    since: np.ndarray,
-    progress: np.ndarray,
-    decisions: np.ndarray,
-    ps: np.ndarray,
-    ch: np.ndarray,
-    later: np.ndarray,
-    keys: np.ndarray,
-    colh: np.ndarray,
-    rest: np.ndarray,
-    tmp_f: np.ndarray,
-    tmp_g: np.ndarray,
-    tmp_a: np.ndarray,
-    order: np.ndarray,
-    counts: np.ndarray,
-    hidden: np.ndarray,
+    memory: Memory,
+    scratch: Scratch,
 ) -> bool:
     """One decision of game ``i`` (``ActionFeatureEncoder.encode``): its state ``st``, its legal
     ids ``legal`` (count first); rows into ``feats[i]``, ``ids[i]``, globals into ``glob[i]``;
-    the memory counts the position. ``ps``, ``ch`` are clean scratch state vectors, equal on
-    entry (and on return); ``rest`` is uint64 ``(6,)``; the other scratch arrays are sized by
-    the engine (:func:`scratch`). Returns False
-    (nothing written) when a column is longer than the table observation's bound."""
+    the ``memory`` (:func:`new_memory`) counts the position. In ``scratch``
+    (:func:`new_scratch`), ``ps``, ``ch`` are clean state vectors, equal on entry (and on
+    return). Returns False (nothing written) when a column is longer than the table
+    observation's bound."""
+    vkeys, vcounts, vused, since, progress, decisions = memory
+    ps, ch, later, keys, colh, rest, tmp_f, tmp_g, tmp_a, order, counts, hidden = scratch
     if not player_position(pr, st, ps, counts, hidden):
         return False
     C = pr[P_C]
@@ -633,15 +627,9 @@ def encode_game(
 
 
 @jit
-def forget(
-    i: int,
-    vcounts: np.ndarray,
-    vused: np.ndarray,
-    since: np.ndarray,
-    progress: np.ndarray,
-    decisions: np.ndarray,
-) -> None:
+def forget(i: int, memory: Memory) -> None:
     """Game ``i`` starts an episode: its memory is emptied (``ActionFeatureEncoder.reset``)."""
+    _, vcounts, vused, since, progress, decisions = memory
     if vused[i]:
         for j in range(vcounts.shape[1]):
             vcounts[i, j] = 0
@@ -664,24 +652,8 @@ def encode_rows(
     feats: np.ndarray,
     ids: np.ndarray,
     glob: np.ndarray,
-    vkeys: np.ndarray,
-    vcounts: np.ndarray,
-    vused: np.ndarray,
-    since: np.ndarray,
-    progress: np.ndarray,
-    decisions: np.ndarray,
-    ps: np.ndarray,
-    ch: np.ndarray,
-    later: np.ndarray,
-    keys: np.ndarray,
-    colh: np.ndarray,
-    rest: np.ndarray,
-    tmp_f: np.ndarray,
-    tmp_g: np.ndarray,
-    tmp_a: np.ndarray,
-    order: np.ndarray,
-    counts: np.ndarray,
-    hidden: np.ndarray,
+    memory: Memory,
+    scratch: Scratch,
 ) -> int:
     """One decision of each game ``rows[r]`` (:func:`encode_game`), after forgetting its episode
     where ``fresh[r] >= 0`` (a game that starts: the batched step passes its ``resets``).
@@ -690,12 +662,8 @@ def encode_rows(
     for r in range(rows.shape[0]):
         i = rows[r]
         if fresh[r] >= 0:
-            forget(i, vcounts, vused, since, progress, decisions)
-        ok = encode_game(
-            pr, w, states[i], legal[i], i, feats, ids, glob, vkeys, vcounts, vused, since,
-            progress, decisions, ps, ch, later, keys, colh, rest, tmp_f, tmp_g, tmp_a, order,
-            counts, hidden,
-        )  # fmt: skip
+            forget(i, memory)
+        ok = encode_game(pr, w, states[i], legal[i], i, feats, ids, glob, memory, scratch)
         if not ok and overflow < 0:
             overflow = i
     return overflow
