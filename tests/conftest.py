@@ -361,3 +361,15 @@ def evaluate_on_one_and_two_workers(spec: str, monkeypatch: pytest.MonkeyPatch) 
     assert records_of(one) == by_spec
     assert [{**r, "agent": spec} for r in by_object] == by_spec
     return one
+
+
+def after_another_game(spec: str, variant: str = "spider-2suit") -> tuple[list[int], list[int]]:
+    """``spec``'s agent plays 40 steps of deal 9, then 80 of deal 4 (reset with seed 5), and a
+    fresh agent plays those 80: both lists of actions (equal when a reset forgets the game)."""
+    from spider_env.agents import make_agent
+
+    agent = make_agent(spec, variant, 5)
+    play(agent, variant, 9, 40, seed=1)
+    again, _ = play(agent, variant, 4, 80, seed=5)
+    fresh, _ = play(make_agent(spec, variant, 5), variant, 4, 80, seed=5)
+    return again, fresh

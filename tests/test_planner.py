@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import (
+    after_another_game,
     check_blind_to_hidden_cards,
     evaluate_on_one_and_two_workers,
     permute_hidden,
@@ -117,10 +118,7 @@ def test_same_seed_same_deal_same_actions() -> None:
 
 
 def test_reset_forgets_the_last_game() -> None:
-    agent = make_agent(SMALL, "spider-2suit", 5)
-    play(agent, "spider-2suit", 9, 40, seed=1)
-    again, _ = play(agent, "spider-2suit", 4, 80, seed=5)
-    fresh, _ = play(make_agent(SMALL, "spider-2suit", 5), "spider-2suit", 4, 80, seed=5)
+    again, fresh = after_another_game(SMALL)
     assert again == fresh
 
 
