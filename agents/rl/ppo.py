@@ -50,8 +50,10 @@ from .settings import (
     Name,
     OutputDir,
     SettingsError,
+    above,
     at_least,
     check,
+    check_discounts,
     check_fields,
     check_paths,
     setting_up,
@@ -131,11 +133,8 @@ class BatchedPPOSettings:
         at_least(self, 1, "hidden", "action_rows", "max_episode_steps", "eval_every")
         at_least(self, 1, "eval_deals", "eval_envs", "torch_threads")
         at_least(self, 0, "ent_coef", "vf_coef", "target_kl")
-        check(self.learning_rate > 0, "learning_rate", f"must be > 0, got {self.learning_rate}")
-        check(0 < self.gamma <= 1, "gamma", f"must be in (0, 1], got {self.gamma}")
-        check(0 <= self.gae_lambda <= 1, "gae_lambda", f"must be in [0, 1], got {self.gae_lambda}")
-        check(self.clip_coef > 0, "clip_coef", f"must be > 0, got {self.clip_coef}")
-        check(self.max_grad_norm > 0, "max_grad_norm", f"must be > 0, got {self.max_grad_norm}")
+        above(self, 0, "learning_rate", "clip_coef", "max_grad_norm")
+        check_discounts(self)
         check(
             self.minibatches <= self.num_envs * self.n_steps,
             "minibatches",

@@ -45,8 +45,10 @@ from .settings import (
     OutputDir,
     OutputFile,
     SettingsError,
+    above,
     at_least,
     check,
+    check_discounts,
     check_fields,
     check_paths,
     path_problem,
@@ -349,10 +351,8 @@ class FinetuneSettings:
         at_least(self, 1, "timesteps", "n_envs", "n_steps", "batch_size", "n_epochs")
         at_least(self, 1, "eval_freq", "eval_deals", "jobs")
         at_least(self, 0, "ent_coef")
-        for name in ("learning_rate", "clip_range", "target_kl"):
-            check(getattr(self, name) > 0, name, f"must be > 0, got {getattr(self, name)}")
-        check(0 < self.gamma <= 1, "gamma", f"must be in (0, 1], got {self.gamma}")
-        check(0 <= self.gae_lambda <= 1, "gae_lambda", f"must be in [0, 1], got {self.gae_lambda}")
+        above(self, 0, "learning_rate", "clip_range", "target_kl")
+        check_discounts(self)
 
     def ppo_kwargs(self) -> dict[str, Any]:
         """MaskablePPO's arguments."""

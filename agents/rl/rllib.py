@@ -55,8 +55,10 @@ from .settings import (
     Name,
     OutputDir,
     SettingsError,
+    above,
     at_least,
     check,
+    check_discounts,
     check_fields,
     check_paths,
     setting_up,
@@ -158,12 +160,8 @@ class RLlibSettings:
         at_least(self, 0, "feature_slots")
         check(self.feature_slots <= MAX_FEATURE_SLOTS, "feature_slots",
               f"must be <= {MAX_FEATURE_SLOTS}, got {self.feature_slots}")  # fmt: skip
-        check(self.learning_rate > 0, "learning_rate", f"must be > 0, got {self.learning_rate}")
-        check(0 < self.gamma <= 1, "gamma", f"must be in (0, 1], got {self.gamma}")
-        check(0 <= self.gae_lambda <= 1, "gae_lambda", f"must be in [0, 1], got {self.gae_lambda}")
-        check(self.clip_coef > 0, "clip_coef", f"must be > 0, got {self.clip_coef}")
-        check(self.vf_clip > 0, "vf_clip", f"must be > 0, got {self.vf_clip}")
-        check(self.max_grad_norm > 0, "max_grad_norm", f"must be > 0, got {self.max_grad_norm}")
+        above(self, 0, "learning_rate", "clip_coef", "vf_clip", "max_grad_norm")
+        check_discounts(self)
         with setting_up("ray"):
             ray_address(self.ray)
         check(self.minibatches <= self.batch_per_learner, "minibatches",

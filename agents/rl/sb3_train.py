@@ -33,8 +33,10 @@ from .plots import plot_runs, read_curve
 from .settings import (
     InputFile,
     OutputDir,
+    above,
     at_least,
     check,
+    check_discounts,
     check_fields,
     check_paths,
     setting_up,
@@ -116,9 +118,8 @@ class PPOSettings:
               f"must be <= {MAX_FEATURE_SLOTS}, got {self.feature_slots}")  # fmt: skip
         check(bool(self.net_arch), "net_arch", "needs at least one layer")
         check(min(self.net_arch, default=1) >= 1, "net_arch", "needs positive layer sizes")
-        check(0 < self.gamma <= 1, "gamma", f"must be in (0, 1], got {self.gamma}")
-        check(0 <= self.gae_lambda <= 1, "gae_lambda", f"must be in [0, 1], got {self.gae_lambda}")
-        check(self.learning_rate > 0, "learning_rate", f"must be > 0, got {self.learning_rate}")
+        check_discounts(self)
+        above(self, 0, "learning_rate")
 
     def env(self) -> EnvSettings:
         """The env of the run's training, validation and saved model."""

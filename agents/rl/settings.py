@@ -73,6 +73,20 @@ def at_least(settings: Any, low: float, *names: str) -> None:
         check(value >= low, name, f"must be >= {low}, got {value}")
 
 
+def above(settings: Any, low: float, *names: str) -> None:
+    """Every field in ``names`` is ``> low``."""
+    for name in names:
+        value = getattr(settings, name)
+        check(value > low, name, f"must be > {low}, got {value}")
+
+
+def check_discounts(settings: Any) -> None:
+    """A return's discounts: ``gamma`` in (0, 1], ``gae_lambda`` in [0, 1] (every trainer's)."""
+    check(0 < settings.gamma <= 1, "gamma", f"must be in (0, 1], got {settings.gamma}")
+    lam = settings.gae_lambda
+    check(0 <= lam <= 1, "gae_lambda", f"must be in [0, 1], got {lam}")
+
+
 def check_fields(settings: Any) -> None:
     """What every settings dataclass checks first: each float field is a finite number, each
     field with ``metadata["choices"]`` one of them, and a ``seed`` field ``0 .. MAX_SEED``."""
@@ -337,9 +351,11 @@ __all__ = [
     "SettingsError",
     "Text",
     "UsageError",
+    "above",
     "add_flags",
     "at_least",
     "check",
+    "check_discounts",
     "check_fields",
     "check_paths",
     "field_docs",
