@@ -1,4 +1,7 @@
-"""Shared helpers for the engine tests: hand-built positions from compact text, random play.
+"""Shared helpers of the tests: hand-built positions from compact text, random play, and the
+contract every player is held to (:func:`check_blind_to_hidden_cards`, the permutation test;
+:func:`pickled_copy_plays_on`; :func:`evaluate_on_one_and_two_workers`;
+:func:`after_another_game`).
 
 ``position`` builds a :class:`~spider_env.core.state.State` from one short string per column so that
 a test shows exactly the cards that matter::
@@ -275,11 +278,10 @@ def check_blind_to_hidden_cards(
     agent: Any, variant: str, start: dict[str, Any], rng: np.random.Generator, steps: int = 60
 ) -> BlindCheck:
     """The issue's permutation test. On ``variant`` from ``start`` (reset options: a deal or a
-    state), at every
-    position of ``agent``'s game (``steps`` at most) a deep copy of it (the same memory and RNG
-    state), given the same position with the hidden cards permuted (:func:`permute_hidden`),
-    must choose the same action; the permuted env must show the same observation and info (the
-    mask included). The agent must have been reset."""
+    state), at every position of ``agent``'s game (``steps`` at most) a deep copy of it (the
+    same memory and RNG state), given the same position with the hidden cards permuted
+    (:func:`permute_hidden`), must choose the same action; the permuted env must show the same
+    observation and info (the mask included). The agent must have been reset."""
     from spider_env.env import SpiderEnv
 
     env, twin = SpiderEnv(variant=variant), SpiderEnv(variant=variant)
