@@ -358,6 +358,7 @@ def evaluate_worst(
     it wins, else :func:`graded`). The cards still face down are blanked (all kings) first,
     since the rank reads a column's deepest card: only the card the event shows is read from
     the sample."""
+    recs, _, _, table, _, _ = bufs
     st = new_state(pr)
     other = new_state(pr)
     for p in range(n_pairs(pairs)):
@@ -366,12 +367,12 @@ def evaluate_worst(
         if is_won(pr, st):
             out[p] = 1.0
             continue
-        bufs[3][:] = 0  # the table
+        table[:] = 0
         n, _, won, _ = closure(pr, st, bufs)
         if won >= 0:
             out[p] = 1.0
             continue
-        out[p] = closure_graded(pr, st, bufs[0], n, stock_by_left, n_cards, other)
+        out[p] = closure_graded(pr, st, recs, n, stock_by_left, n_cards, other)
 
 
 @jit
