@@ -14,7 +14,7 @@ import logging
 import os
 import socket
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,34 +165,35 @@ def play_on_ray(
 
     The exception of a chunk (e.g. ``AgentError``) is raised here as itself; a task that
     Ray could not run (its worker died) is a :class:`~.workers.WorkerError`.
+
+    On an error or an interrupt the chunks still submitted are not cancelled: Ray's
+    ``ray.cancel`` races with a task that is finishing and can abort this process (ray 2.60:
+    "Check failed ... Tried to complete task that was not pending", seen in this project's
+    tests). :func:`ray_session` ends them: its shutdown or disconnect ends the job's tasks; on
+    a connection the caller opened, they run to their end (at most ``2 * cpus`` chunks).
     """
     ray = require_ray()
     task = ray.remote(num_cpus=1)(play_chunk)
     todo = list(reversed(chunks))
     window = max(2, 2 * cpus)
     pending: list[Any] = []
-    try:
-        while todo or pending:
-            while todo and len(pending) < window:
-                pending.append(task.remote(todo.pop()))
-            ready, pending = ray.wait(pending, num_returns=1)
-            for ref in ready:
-                try:
-                    index, recs = ray.get(ref)
-                except ray.exceptions.RayTaskError as exc:
-                    cause = getattr(exc, "cause", None)
-                    if isinstance(cause, Exception):
-                        raise cause from None
-                    raise
-                except ray.exceptions.RayError as exc:
-                    raise WorkerError(
-                        f"a Ray task of the evaluation could not finish: {_line(exc)}"
-                    ) from None
-                done(index, recs)
-    finally:
-        for ref in pending:  # best effort on the way out (an error, an interrupt)
-            with suppress(Exception):
-                ray.cancel(ref)
+    while todo or pending:
+        while todo and len(pending) < window:
+            pending.append(task.remote(todo.pop()))
+        ready, pending = ray.wait(pending, num_returns=1)
+        for ref in ready:
+            try:
+                index, recs = ray.get(ref)
+            except ray.exceptions.RayTaskError as exc:
+                cause = getattr(exc, "cause", None)
+                if isinstance(cause, Exception):
+                    raise cause from None
+                raise
+            except ray.exceptions.RayError as exc:
+                raise WorkerError(
+                    f"a Ray task of the evaluation could not finish: {_line(exc)}"
+                ) from None
+            done(index, recs)
 
 
 __all__ = ["LOCAL", "RaySession", "check_address", "play_on_ray", "ray_session", "require_ray"]
