@@ -38,11 +38,22 @@ def ray_env() -> Iterator[None]:
         os.environ["RAY_AUTH_MODE"] = old
 
 
+def _stop_with_parent() -> None:
+    """In the child, before exec (Linux): SIGTERM when the process that started it dies, so
+    a test process that crashes (no teardown) does not leave the cluster running."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 @pytest.fixture(scope="module")
 def cluster(ray_env: None) -> Iterator[str]:
     """The address of a 2-CPU Ray cluster on this machine (`ray start --block`, its own
     process group), stopped after the module: SIGTERM to `ray start` (which stops its
-    processes; no drain wait), then SIGKILL to whatever of the group is left."""
+    processes; no drain wait), then SIGKILL to whatever of the group is left. If this process
+    dies first, `ray start` gets SIGTERM too (:func:`_stop_with_parent`)."""
     ray_cli = Path(sys.executable).with_name("ray")
     port = free_port()
     proc = subprocess.Popen(
@@ -51,6 +62,7 @@ def cluster(ray_env: None) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        preexec_fn=_stop_with_parent,
         env={**os.environ, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"},
     )
     try:
