@@ -446,7 +446,9 @@ class CompiledEngine(Engine):
     """The compiled core: every game's state is an ``int32`` vector (:mod:`spider_env.fast.layout`),
     every operation one compiled call; ``State`` objects are made only when asked for."""
 
-    _DERIVED = (*Engine._DERIVED, "_k", "_tab", "_play_args", "_scratch", "_one_row")
+    # ``_pr``: the variant's one read-only parameter vector, never a copy (a writable copy has a
+    # numba signature of its own: every compiled function would be compiled again)
+    _DERIVED = (*Engine._DERIVED, "_pr", "_k", "_tab", "_play_args", "_scratch", "_one_row")
 
     def __init__(self, variant: Variant, n: int, **settings: Any) -> None:
         super().__init__(variant, n, **settings)
@@ -481,6 +483,7 @@ class CompiledEngine(Engine):
 
     def _bind(self) -> None:
         super()._bind()
+        self._pr = params(self.variant)
         self._k = load_kernel()
         self._tab = self.obs.table.reshape(self.n, -1)  # the kernel writes a table as one row
         self._play_args: dict[int, tuple[Any, ...]] = {}

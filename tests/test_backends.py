@@ -23,6 +23,7 @@ from spider_env.core.interop import pysol_game_id, pysol_state
 from spider_env.core.rules import IllegalMoveError, apply, legal_actions
 from spider_env.core.state import State
 from spider_env.env import SpiderEnv
+from spider_env.fast import load_kernel
 from spider_env.registration import ENV_IDS
 from spider_env.rewards import RunsReward, ScoreReward, ShapedReward
 from spider_env.vector import SpiderVectorEnv
@@ -346,6 +347,9 @@ def test_compiled_copy_mid_episode_continues_identically(how: str, obs: dict) ->
     assert twin.state == env.state
     assert_same(twin.reset(), env.reset())  # the RNG travelled too
     assert twin.deal_name == env.deal_name
+    # the copy played on the variant's one read-only parameter vector, not a writable copy of
+    # it, which numba would have compiled the whole step kernel for again
+    assert all(not sig[0].mutable for sig in load_kernel().step_one.signatures)
 
 
 @pytest.mark.parametrize("obs", OBS_CONFIGS, ids=lambda kw: "-".join(map(str, kw.values())))

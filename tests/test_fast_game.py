@@ -14,6 +14,8 @@ few steps apart:
 
 from __future__ import annotations
 
+import copy
+import pickle
 import random
 from collections.abc import Iterator
 
@@ -292,3 +294,25 @@ def test_unknown_names_are_attribute_errors() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'run_length'"):
         G.run_length  # noqa: B018 - not part of the interface
     assert set(G.__all__) >= {"FastGame", "legal_ids", "apply_action", "position_hash"}
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_copies_of_a_game_and_of_its_searches_keep_the_read_only_parameter_vector(
+    how: str,
+) -> None:
+    """A writable copy of the parameter vector is a numba signature of its own: every compiled
+    function the copy reaches would be compiled a second time."""
+    from spider_env.core.variants import get_variant
+    from spider_env.fast.layout import params
+    from spider_env.search.beam import BeamSolver
+    from spider_env.search.dfs import DepthFirstSolver
+    from spider_env.search.plan import PlanSearch
+    from spider_env.search.solver import Solver
+
+    v = get_variant("spider-2suit")
+    pr = params(v)
+    assert not pr.flags.writeable
+    for obj in (FastGame(v), BeamSolver(v), Solver(v), DepthFirstSolver(v), PlanSearch(v)):
+        twin = pickle.loads(pickle.dumps(obj)) if how == "pickle" else copy.deepcopy(obj)
+        got = twin.params if isinstance(twin, FastGame) else twin.pr
+        assert got is pr, type(obj).__name__

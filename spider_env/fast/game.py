@@ -122,6 +122,10 @@ class FastGame:
     A *slot* is where one card lies: an index of the state vector (``st[slot]`` is the card),
     from :meth:`column_slot`, :meth:`pile_slot` or :meth:`hidden_slots`; :meth:`swap` is the one
     edit of a position besides playing moves.
+
+    A copy (``copy.deepcopy``, ``pickle``) is a new ``FastGame`` of the variant: its
+    :attr:`params` is the variant's one read-only vector again, never a writable copy, which
+    numba would compile every function for a second time (a signature of its own).
     """
 
     def __init__(self, variant: str | Variant) -> None:
@@ -140,6 +144,9 @@ class FastGame:
         self._pile, self._stock, self._pile_cap = int(pr[P_OPILE]), int(pr[P_OSTOCK]), int(pr[P_PS])
         self._n_piles = int(pr[P_NP])
         self._tops_seen = bool(pr[P_TOPVIS])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FastGame, (self.variant,))
 
     # --- conversion ------------------------------------------------------------------------
     def initial(self, deal_number: int) -> np.ndarray:
@@ -296,6 +303,18 @@ class FastGame:
         )
 
 
+class OnGame:
+    """A search over one :class:`FastGame` (``self.game``): ``pr`` is its parameter vector,
+    read through the game so that a copy of the search keeps the variant's read-only vector
+    (:class:`FastGame`'s copies)."""
+
+    game: FastGame
+
+    @property
+    def pr(self) -> np.ndarray:
+        return self.game.params
+
+
 def _check_index(what: str, value: object, n: int) -> None:
     """``TypeError`` unless ``value`` is an int, ``IndexError`` unless it is in ``0..n-1``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -304,4 +323,4 @@ def _check_index(what: str, value: object, n: int) -> None:
         raise IndexError(f"{what} {value} out of range " + (f"0..{n - 1}" if n else "(none)"))
 
 
-__all__ = ["FastGame", *_HOME]
+__all__ = ["FastGame", "OnGame", *_HOME]

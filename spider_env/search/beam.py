@@ -44,6 +44,7 @@ from spider_env.core.cards import KING, N_RANKS
 from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
+    OnGame,
     apply_action,
     card_at,
     column_length,
@@ -366,7 +367,7 @@ def _select(
     return nf
 
 
-class BeamSolver:
+class BeamSolver(OnGame):
     """A reusable beam-search solver for one variant (see the module docstring).
 
     The search runs with the beam ``width`` (positions kept per depth for each count of deals
@@ -411,7 +412,6 @@ class BeamSolver:
         self.max_depth = max_depth
         self.prune = bool(prune)
         self.game = FastGame(variant)
-        self.pr = self.game.params
         self.buckets = n_piles(self.pr) + 1
         self._buffers: dict[int, tuple[np.ndarray, ...]] = {}
         self._table = np.zeros(0, dtype=np.uint64)

@@ -35,6 +35,7 @@ import numpy as np
 from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
+    OnGame,
     apply_action,
     copy_state,
     deals_left,
@@ -166,7 +167,7 @@ def depth_first(
     return _UNKNOWN if state[5] else _LOST
 
 
-class DepthFirstSolver:
+class DepthFirstSolver(OnGame):
     """A reusable depth-first solver for one variant (see the module docstring): ``nodes``
     positions generated at most (default :data:`~spider_env.search.budget.DEFAULT_DFS_NODES`,
     at most :data:`~spider_env.search.budget.MAX_DFS_NODES`: each is kept), ``prune`` the
@@ -197,7 +198,6 @@ class DepthFirstSolver:
         self.variant = variant
         self.prune = bool(prune)
         self.game = FastGame(variant)
-        self.pr = self.game.params
         #: whether a loss found with this filter is a proof (no real move left out)
         self.proves = not self.prune or scorpion_like(variant)
         self.max_depth = max_depth

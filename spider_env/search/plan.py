@@ -28,6 +28,7 @@ from spider_env.core.cards import KING
 from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
+    OnGame,
     apply_action,
     card_at,
     column_length,
@@ -531,7 +532,7 @@ def static_keys(
         out[k] = total / S
 
 
-class PlanSearch:
+class PlanSearch(OnGame):
     """The planner's searches for one variant, with their buffers (made once, reused).
 
     ``closure_nodes``: positions a :func:`closure` holds at most (and as many events);
@@ -552,7 +553,7 @@ class PlanSearch:
             variant = variant.with_options(undo=False)
         self.variant = variant
         self.game = FastGame(variant)
-        pr = self.pr = self.game.params
+        pr = self.pr
         self.width, self.nodes, self.max_depth = width, nodes, max_depth
         self.n_buckets = n_piles(pr) + 1
         self.n_cards = variant.n_cards

@@ -43,6 +43,7 @@ from spider_env.core.state import State
 from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
+    OnGame,
     apply_action,
     builds_any_suit,
     card_at,
@@ -380,7 +381,7 @@ class _Stage:
         return trace_line(self.parent, self.action, node)
 
 
-class Solver:
+class Solver(OnGame):
     """A reusable solver for one variant (the expert player runs thousands of searches).
 
     The search goes stage by stage: a stage is the play between two deals. Each stage is a
@@ -418,7 +419,6 @@ class Solver:
         self.width = width
         self.prune = bool(prune)
         self.game = FastGame(variant)
-        self.pr = self.game.params
         self.weights = np.asarray(weights, dtype=np.int64)
         self._stages: list[_Stage] = []
         self._deadline: float | None = None
