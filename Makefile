@@ -50,8 +50,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+# First numba's functions, compiled once into its cache by two processes side by side
+# (tests/compile_numba.py), where the two pytest workers would each compile them.
 # --durations: the ten slowest tests, in every run's log (CI's time is watched)
 pytest: $(STAMP)
+	$(PY) tests/compile_numba.py --jobs 2
 	$(VENV)/bin/pytest -n 2 --durations=10
 
 test: lint typecheck pytest
