@@ -30,7 +30,7 @@ RLLIB_RAY   := 2.60.0
 RLLIB       := $(VENV)/rllib
 RLLIB_STAMP := $(RLLIB)/.installed
 
-.PHONY: install test test-gymnasium-oldest test-rllib lint typecheck pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder ladder-expert solver-table rl-recipe rl-table rl-1suit rl-2suit rl-4suit
+.PHONY: install test test-gymnasium-oldest test-rllib lint typecheck compile-numba pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder ladder-expert solver-table rl-recipe rl-table rl-1suit rl-2suit rl-4suit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,14 +50,20 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# First numba's functions, compiled once into its cache by two processes side by side
-# (tests/compile_numba.py), where the two pytest workers would each compile them.
-# --durations: the ten slowest tests, in every run's log (CI's time is watched)
-pytest: $(STAMP)
+# numba's functions compiled once into its cache by two processes side by side
+# (tests/compile_numba.py; seconds when the cache is warm), where the two pytest workers would
+# each compile them.
+compile-numba: $(STAMP)
 	$(PY) tests/compile_numba.py --jobs 2
+
+# --durations: the ten slowest tests, in every run's log (CI's time is watched)
+pytest: $(STAMP) compile-numba
 	$(VENV)/bin/pytest -n 2 --durations=10
 
-test: lint typecheck pytest
+# ruff and mypy (one core) side by side with numba's compiling (two processes), then the tests
+test: $(STAMP)
+	$(MAKE) --no-print-directory -j 3 --output-sync=target lint typecheck compile-numba
+	$(MAKE) --no-print-directory pytest
 
 $(OLDEST_STAMP): pyproject.toml
 	@test -n "$(GYMNASIUM_OLDEST)" || { echo 'pyproject.toml: no "gymnasium>=X,..."' >&2; exit 1; }
