@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -226,6 +226,27 @@ def halving_schedule(n: int, evals: int) -> list[tuple[int, int]]:
             break
         alive = (alive + 1) // 2
     return out
+
+
+class Decision(NamedTuple):
+    """One decision the planner weighs: its search (:class:`~spider_env.search.plan.PlanSearch`),
+    the slots of the cards it cannot see, and its candidates (the closure node each is reached
+    at, ``ev_node``, and the event that ends it, ``ev_action``)."""
+
+    search: Any
+    slots: np.ndarray
+    ev_node: np.ndarray
+    ev_action: np.ndarray
+
+    def evaluate(
+        self, values: np.ndarray, cand: np.ndarray, sample: np.ndarray, **beam: int
+    ) -> np.ndarray:
+        """The score of candidate ``cand[i]`` on layout ``values[sample[i]]``, for each ``i``
+        (:meth:`PlanSearch.evaluate <spider_env.search.plan.PlanSearch.evaluate>`)."""
+        scores: np.ndarray = self.search.evaluate(
+            self.slots, values, self.ev_node, self.ev_action, cand, sample, **beam
+        )
+        return scores
 
 
 class PlannerAgent(BaseAgent):
@@ -457,7 +478,7 @@ class PlannerAgent(BaseAgent):
         ev_node, ev_action = self._held(v, ev_node, ev_action)
         best = 0
         if ev_node.size > 1:
-            best = self._choose(search, root, slots, ev_node, ev_action)
+            best = self._choose(Decision(search, slots, ev_node, ev_action), root)
         return search.path(int(ev_node[best])) + [int(ev_action[best])]
 
     def _guess(self, view: TableView) -> State:
@@ -471,21 +492,16 @@ class PlannerAgent(BaseAgent):
         values in the hidden slots' order: face-down cards column by column, then the stock)."""
         return self.rng.permutation(known)
 
-    def _choose(
-        self,
-        search: Any,
-        root: np.ndarray,
-        slots: np.ndarray,
-        ev_node: np.ndarray,
-        ev_action: np.ndarray,
-    ) -> int:
-        """The index of the best candidate event (successive halving over the samples)."""
+    def _choose(self, d: Decision, root: np.ndarray) -> int:
+        """The index of the best candidate event of ``d`` (successive halving over the
+        samples)."""
         from spider_env.fast.game import deals_left
 
         b = self.budget
+        search, slots = d.search, d.slots
         known = root[slots]
-        n = ev_node.size
-        dealing = bool(np.isin(ev_action, self._deal_ids(search.variant)).all())
+        n = d.ev_node.size
+        dealing = bool(np.isin(d.ev_action, self._deal_ids(search.variant)).all())
         evals, keep = b["evals"], b["candidates"]
         if dealing:
             # where to deal from: rarer than a reveal, and it decides more
@@ -510,15 +526,11 @@ class PlannerAgent(BaseAgent):
         values[0] = known
         for s in range(1, total):
             values[s] = self._draw(known)
-        alive = self._first_sort(
-            search, slots, values[: min(total, 4)], ev_node, ev_action, max(keep, b["screen"])
-        )
+        alive = self._first_sort(d, values[: min(total, 4)], max(keep, b["screen"]))
         if alive.size > keep:
-            alive = self._screen(search, slots, values, ev_node, ev_action, alive)[:keep]
+            alive = self._screen(d, values, alive)[:keep]
         if b["bandit"]:
-            return self._bandit(
-                search, slots, values, ev_node, ev_action, alive[:keep], evals, beam
-            )
+            return self._bandit(d, values, alive[:keep], evals, beam)
         sums = np.zeros(n)
         counts = np.zeros(n)
         first = 0
@@ -528,12 +540,10 @@ class PlannerAgent(BaseAgent):
             first += each
             pair_cand = np.repeat(alive, each).astype(np.int64)
             pair_sample = np.tile(samples, alive.size).astype(np.int64)
-            scores = search.evaluate(
-                slots, values, ev_node, ev_action, pair_cand, pair_sample, **beam
-            )
+            scores = d.evaluate(values, pair_cand, pair_sample, **beam)
             if b["worst"]:
                 scores += (b["worst"] / 100) * search.worst(
-                    slots, values, ev_node, ev_action, pair_cand, pair_sample, WORST_CLOSURE
+                    slots, values, d.ev_node, d.ev_action, pair_cand, pair_sample, WORST_CLOSURE
                 )
             scores = sharpen(scores, b["power"])
             self.scores += scores.size
@@ -544,9 +554,9 @@ class PlannerAgent(BaseAgent):
         if b["blind"] and not dealing and deals_left(search.pr, root) == 0:
             tied = self._tied(sums, counts, alive)
             if len(tied) > 1:
-                return self._blind(search, slots, known, ev_node, ev_action, tied)
+                return self._blind(d, known, tied)
         if b["ply2"] and not dealing and alive.size >= 2:
-            return self._second_ply(search, slots, known, ev_node, ev_action, alive[:2])
+            return self._second_ply(d, known, alive[:2])
         return int(alive[0])
 
     @staticmethod
@@ -562,29 +572,21 @@ class PlannerAgent(BaseAgent):
         ]
         return [first, *others[: BLIND_TOP - 1]]
 
-    def _blind(
-        self,
-        search: Any,
-        slots: np.ndarray,
-        known: np.ndarray,
-        ev_node: np.ndarray,
-        ev_action: np.ndarray,
-        tied: list[int],
-    ) -> int:
+    def _blind(self, d: Decision, known: np.ndarray, tied: list[int]) -> int:
         """Of the ``tied`` candidates (:meth:`_tied`), the one whose ``blind`` rollouts on
         fresh layouts score best (:meth:`PlanSearch.blind
         <spider_env.search.plan.PlanSearch.blind>`: a player that sees only what a player
         sees plays each layout out); ties keep the order."""
         K = self.budget["blind"]
-        values = np.empty((K, slots.size), dtype=known.dtype)
+        values = np.empty((K, d.slots.size), dtype=known.dtype)
         for s in range(K):
             values[s] = self._draw(known)
         cand = np.asarray(tied, dtype=np.int64)
         pair_cand = np.repeat(cand, K)
         pair_sample = np.tile(np.arange(K, dtype=np.int64), cand.size)
         seeds = np.tile(self.rng.integers(0, 2**31 - 1, size=K), cand.size).astype(np.int64)
-        scores = search.blind(
-            slots, values, ev_node, ev_action, pair_cand, pair_sample, seeds,
+        scores = d.search.blind(
+            d.slots, values, d.ev_node, d.ev_action, pair_cand, pair_sample, seeds,
             positions=BLIND_CLOSURE, draws=BLIND_DRAWS, hold=bool(self.budget["hold"]),
         )  # fmt: skip
         self.scores += scores.size
@@ -592,36 +594,21 @@ class PlannerAgent(BaseAgent):
         totals = scores.reshape(cand.size, K).mean(axis=1)
         return int(cand[int(np.argmax(totals))])
 
-    def _screen(
-        self,
-        search: Any,
-        slots: np.ndarray,
-        values: np.ndarray,
-        ev_node: np.ndarray,
-        ev_action: np.ndarray,
-        alive: np.ndarray,
-    ) -> np.ndarray:
+    def _screen(self, d: Decision, values: np.ndarray, alive: np.ndarray) -> np.ndarray:
         """``alive`` sorted by one cheap score each (a beam :data:`SCREEN_WIDTH` wide of
         :data:`SCREEN_NODES` positions, on the first layout; ties keep their order)."""
         pair_cand = alive.astype(np.int64)
         pair_sample = np.zeros(alive.size, dtype=np.int64)
-        scores = search.evaluate(
-            slots, values, ev_node, ev_action, pair_cand, pair_sample,
+        search = d.search
+        scores = d.evaluate(
+            values, pair_cand, pair_sample,
             width=min(SCREEN_WIDTH, search.width), nodes=min(SCREEN_NODES, search.nodes),
         )  # fmt: skip
         self.scores += scores.size
         return alive[np.argsort(-scores, kind="stable")]
 
     def _bandit(
-        self,
-        search: Any,
-        slots: np.ndarray,
-        values: np.ndarray,
-        ev_node: np.ndarray,
-        ev_action: np.ndarray,
-        alive: np.ndarray,
-        evals: int,
-        beam: dict[str, int],
+        self, d: Decision, values: np.ndarray, alive: np.ndarray, evals: int, beam: dict[str, int]
     ) -> int:
         """UCB1 over the candidates ``alive`` (``bandit=1``): each is scored once on the first
         layout, then each of the other ``evals`` scores goes to the candidate with the highest
@@ -633,37 +620,20 @@ class PlannerAgent(BaseAgent):
             return int(alive[0])
         cand = alive.astype(np.int64)
         sums = sharpen(
-            search.evaluate(slots, values, ev_node, ev_action, cand, np.zeros(k, np.int64), **beam),
-            self.budget["power"],
+            d.evaluate(values, cand, np.zeros(k, np.int64), **beam), self.budget["power"]
         )
         counts = np.ones(k, dtype=np.int64)
         self.scores += k
         for t in range(k, max(evals, k)):
             ucb = sums / counts + np.sqrt(2.0 * math.log(t) / counts)
             i = int(np.argmax(ucb))  # counts[i] <= t - (k - 1) < evals - k + 1 layouts
-            score = search.evaluate(
-                slots,
-                values,
-                ev_node,
-                ev_action,
-                cand[i : i + 1],
-                counts[i : i + 1].copy(),
-                **beam,
-            )
+            score = d.evaluate(values, cand[i : i + 1], counts[i : i + 1].copy(), **beam)
             sums[i] += sharpen(score, self.budget["power"])[0]
             counts[i] += 1
             self.scores += 1
         return int(alive[np.lexsort((-sums / counts, -counts))[0]])
 
-    def _second_ply(
-        self,
-        search: Any,
-        slots: np.ndarray,
-        known: np.ndarray,
-        ev_node: np.ndarray,
-        ev_action: np.ndarray,
-        top: np.ndarray,
-    ) -> int:
+    def _second_ply(self, d: Decision, known: np.ndarray, top: np.ndarray) -> int:
         """Of the two best candidates ``top``, the one whose next decision scores better:
         on ``ply2`` samples, the candidate's event is played, and the best of the next
         decision's candidates is scored on fresh layouts of the cards still unseen (the new
@@ -671,6 +641,7 @@ class PlannerAgent(BaseAgent):
         from spider_env.fast.game import new_state
         from spider_env.search.plan import candidate_state
 
+        search = d.search
         if self._inner is None:
             from spider_env.search.plan import PlanSearch
 
@@ -688,7 +659,7 @@ class PlannerAgent(BaseAgent):
             for values in samples:
                 st = new_state(search.pr)
                 candidate_state(
-                    search.pr, search.recs[ev_node[k]], slots, values, int(ev_action[k]), st
+                    search.pr, search.recs[d.ev_node[k]], d.slots, values, int(d.ev_action[k]), st
                 )
                 total += self._inner_value(inner, st)
             totals.append(total)
@@ -712,13 +683,11 @@ class PlannerAgent(BaseAgent):
         values = np.empty((M, slots.size), dtype=st.dtype)
         for s in range(M):
             values[s] = self._draw(known)
-        alive = self._first_sort(inner, slots, values, ev_node, ev_action, keep)
+        d = Decision(inner, slots, ev_node, ev_action)
+        alive = self._first_sort(d, values, keep)
         pair_cand = np.repeat(alive, M).astype(np.int64)
         pair_sample = np.tile(np.arange(M), alive.size).astype(np.int64)
-        scores = sharpen(
-            inner.evaluate(slots, values, ev_node, ev_action, pair_cand, pair_sample),
-            self.budget["power"],
-        )
+        scores = sharpen(d.evaluate(values, pair_cand, pair_sample), self.budget["power"])
         self.scores += scores.size
         return float(scores.reshape(alive.size, M).mean(axis=1).max())
 
@@ -733,24 +702,16 @@ class PlannerAgent(BaseAgent):
                 return ev_node[reveal], ev_action[reveal]
         return ev_node, ev_action
 
-    def _first_sort(
-        self,
-        search: Any,
-        slots: np.ndarray,
-        values: np.ndarray,
-        ev_node: np.ndarray,
-        ev_action: np.ndarray,
-        keep: int,
-    ) -> np.ndarray:
+    def _first_sort(self, d: Decision, values: np.ndarray, keep: int) -> np.ndarray:
         """The indices of the ``keep`` candidates ranked best by the beam's static rank on the
         layouts ``values`` (all of them if there are no more): after the event, or before it
         for a deal (what a deal brings is a guess; the position it is made from is not)."""
-        n = ev_node.size
+        n = d.ev_node.size
         if n <= keep:
             return np.arange(n)
-        dealing = bool(np.isin(ev_action, self._deal_ids(search.variant)).all())
-        events = np.full_like(ev_action, -1) if dealing else ev_action
-        keys = search.static(slots, values, ev_node, events)
+        dealing = bool(np.isin(d.ev_action, self._deal_ids(d.search.variant)).all())
+        events = np.full_like(d.ev_action, -1) if dealing else d.ev_action
+        keys = d.search.static(d.slots, values, d.ev_node, events)
         return np.argsort(keys, kind="stable")[:keep]
 
     @staticmethod
@@ -817,6 +778,7 @@ __all__ = [
     "GAME_KEYS",
     "ONE_SUIT_BUDGET",
     "TWO_SUITS_BUDGET",
+    "Decision",
     "PlannerAgent",
     "default_budget",
     "halving_schedule",
