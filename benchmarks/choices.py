@@ -53,8 +53,9 @@ def _capture(agent: Any) -> list[dict[str, Any]]:
         finally:
             screening[0] = False
 
-    def spy(search: Any, root: np.ndarray, slots: Any, ev_node: Any, ev_action: Any) -> int:
+    def spy(d: Any, root: np.ndarray) -> int:
         calls: list[tuple[np.ndarray, np.ndarray]] = []
+        search = d.search
         evaluate = search.evaluate
 
         def record(*args: Any, **kwargs: Any) -> np.ndarray:
@@ -65,10 +66,10 @@ def _capture(agent: Any) -> list[dict[str, Any]]:
 
         search.evaluate = record
         try:
-            best = choose(search, root, slots, ev_node, ev_action)
+            best = choose(d, root)
         finally:
             search.evaluate = evaluate
-        n = ev_node.size
+        n = d.ev_node.size
         sums, counts = np.zeros(n), np.zeros(n)
         for cand, scores in calls:
             np.add.at(sums, cand, scores)
@@ -83,7 +84,7 @@ def _capture(agent: Any) -> list[dict[str, Any]]:
                 "mean": {int(k): float(sums[k] / counts[k]) for k in scored},
                 "count": {int(k): int(counts[k]) for k in scored},
                 "plans": {
-                    int(k): search.path(int(ev_node[k])) + [int(ev_action[k])]
+                    int(k): search.path(int(d.ev_node[k])) + [int(d.ev_action[k])]
                     for k in set(order) | {int(best)}
                 },
             }
