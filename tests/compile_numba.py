@@ -82,7 +82,9 @@ def compile_half(half: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from spider_env.agents.rl.settings import ArgumentParser  # errors: one line, status 2
+
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, choices=(1, 2), default=2)
     parser.add_argument("--half", choices=HALVES, help=argparse.SUPPRESS)  # one worker's half
     args = parser.parse_args(argv)

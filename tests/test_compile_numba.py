@@ -17,7 +17,9 @@ def test_each_half_plays_every_step_and_reports_its_cpu_seconds(half: str) -> No
     ]
 
 
-def test_more_jobs_than_halves_are_refused() -> None:
+def test_more_jobs_than_halves_are_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["--jobs", "3"])
     assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--jobs" in err
