@@ -230,13 +230,24 @@ def halving_schedule(n: int, evals: int) -> list[tuple[int, int]]:
 
 class Decision(NamedTuple):
     """One decision the planner weighs: its search (:class:`~spider_env.search.plan.PlanSearch`),
-    the slots of the cards it cannot see, and its candidates (the closure node each is reached
-    at, ``ev_node``, and the event that ends it, ``ev_action``)."""
+    the slots of the cards it cannot see, its candidates (the closure node each is reached at,
+    ``ev_node``, and the event that ends it, ``ev_action``), and whether every candidate is a
+    deal (``dealing``: where to deal from). Made by :meth:`of`; its methods are the search's,
+    with the decision's own arguments."""
 
     search: Any
     slots: np.ndarray
     ev_node: np.ndarray
     ev_action: np.ndarray
+    dealing: bool
+
+    @classmethod
+    def of(
+        cls, search: Any, slots: np.ndarray, ev_node: np.ndarray, ev_action: np.ndarray
+    ) -> Decision:
+        """The decision among the candidates ``ev_node``, ``ev_action`` of ``search``."""
+        dealing = bool(np.isin(ev_action, deal_ids(search.variant)).all())
+        return cls(search, slots, ev_node, ev_action, dealing)
 
     def evaluate(
         self, values: np.ndarray, cand: np.ndarray, sample: np.ndarray, **beam: int
@@ -247,6 +258,39 @@ class Decision(NamedTuple):
             self.slots, values, self.ev_node, self.ev_action, cand, sample, **beam
         )
         return scores
+
+    def worst(
+        self, values: np.ndarray, cand: np.ndarray, sample: np.ndarray, positions: int
+    ) -> np.ndarray:
+        """The same pairs' worst-case scores (:meth:`PlanSearch.worst
+        <spider_env.search.plan.PlanSearch.worst>`)."""
+        scores: np.ndarray = self.search.worst(
+            self.slots, values, self.ev_node, self.ev_action, cand, sample, positions
+        )
+        return scores
+
+    def blind(
+        self,
+        values: np.ndarray,
+        cand: np.ndarray,
+        sample: np.ndarray,
+        seeds: np.ndarray,
+        **rollout: Any,
+    ) -> np.ndarray:
+        """The same pairs' blind rollouts (:meth:`PlanSearch.blind
+        <spider_env.search.plan.PlanSearch.blind>`)."""
+        scores: np.ndarray = self.search.blind(
+            self.slots, values, self.ev_node, self.ev_action, cand, sample, seeds, **rollout
+        )
+        return scores
+
+    def static(self, values: np.ndarray) -> np.ndarray:
+        """Each candidate's static rank on the layouts ``values`` (:meth:`PlanSearch.static
+        <spider_env.search.plan.PlanSearch.static>`): after its event, or before it for a deal
+        (what a deal brings is a guess; the position it is made from is not)."""
+        events = np.full_like(self.ev_action, -1) if self.dealing else self.ev_action
+        keys: np.ndarray = self.search.static(self.slots, values, self.ev_node, events)
+        return keys
 
 
 class PlannerAgent(BaseAgent):
@@ -478,7 +522,7 @@ class PlannerAgent(BaseAgent):
         ev_node, ev_action = self._held(v, ev_node, ev_action)
         best = 0
         if ev_node.size > 1:
-            best = self._choose(Decision(search, slots, ev_node, ev_action), root)
+            best = self._choose(Decision.of(search, slots, ev_node, ev_action), root)
         return search.path(int(ev_node[best])) + [int(ev_action[best])]
 
     def _guess(self, view: TableView) -> State:
@@ -501,7 +545,7 @@ class PlannerAgent(BaseAgent):
         search, slots = d.search, d.slots
         known = root[slots]
         n = d.ev_node.size
-        dealing = bool(np.isin(d.ev_action, self._deal_ids(search.variant)).all())
+        dealing = d.dealing
         evals, keep = b["evals"], b["candidates"]
         if dealing:
             # where to deal from: rarer than a reveal, and it decides more
@@ -542,8 +586,8 @@ class PlannerAgent(BaseAgent):
             pair_sample = np.tile(samples, alive.size).astype(np.int64)
             scores = d.evaluate(values, pair_cand, pair_sample, **beam)
             if b["worst"]:
-                scores += (b["worst"] / 100) * search.worst(
-                    slots, values, d.ev_node, d.ev_action, pair_cand, pair_sample, WORST_CLOSURE
+                scores += (b["worst"] / 100) * d.worst(
+                    values, pair_cand, pair_sample, WORST_CLOSURE
                 )
             scores = sharpen(scores, b["power"])
             self.scores += scores.size
@@ -585,8 +629,8 @@ class PlannerAgent(BaseAgent):
         pair_cand = np.repeat(cand, K)
         pair_sample = np.tile(np.arange(K, dtype=np.int64), cand.size)
         seeds = np.tile(self.rng.integers(0, 2**31 - 1, size=K), cand.size).astype(np.int64)
-        scores = d.search.blind(
-            d.slots, values, d.ev_node, d.ev_action, pair_cand, pair_sample, seeds,
+        scores = d.blind(
+            values, pair_cand, pair_sample, seeds,
             positions=BLIND_CLOSURE, draws=BLIND_DRAWS, hold=bool(self.budget["hold"]),
         )  # fmt: skip
         self.scores += scores.size
@@ -683,7 +727,7 @@ class PlannerAgent(BaseAgent):
         values = np.empty((M, slots.size), dtype=st.dtype)
         for s in range(M):
             values[s] = self._draw(known)
-        d = Decision(inner, slots, ev_node, ev_action)
+        d = Decision.of(inner, slots, ev_node, ev_action)
         alive = self._first_sort(d, values, keep)
         pair_cand = np.repeat(alive, M).astype(np.int64)
         pair_sample = np.tile(np.arange(M), alive.size).astype(np.int64)
@@ -709,10 +753,7 @@ class PlannerAgent(BaseAgent):
         n = d.ev_node.size
         if n <= keep:
             return np.arange(n)
-        dealing = bool(np.isin(d.ev_action, self._deal_ids(d.search.variant)).all())
-        events = np.full_like(d.ev_action, -1) if dealing else d.ev_action
-        keys = d.search.static(d.slots, values, d.ev_node, events)
-        return np.argsort(keys, kind="stable")[:keep]
+        return np.argsort(d.static(values), kind="stable")[:keep]
 
     @staticmethod
     def _fill_for_deal(game: Any, root: np.ndarray) -> list[int]:
