@@ -93,7 +93,7 @@ def check_bool(name: str, value: object) -> bool:
     """``value`` as a ``bool``: ``TypeError`` unless it is one (Python's or NumPy's)."""
     kind = type(value)
     if isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in _NP_BOOLS):
-        return bool(value)  # type: ignore[arg-type]
+        return bool(value)
     raise TypeError(f"{name} must be True or False, got {value!r}")
 
 
