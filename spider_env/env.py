@@ -10,7 +10,7 @@ vector env. The full contract is the :class:`SpiderEnv` docstring.
 
 from __future__ import annotations
 
-import math
+import operator
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -20,6 +20,7 @@ from gymnasium import spaces
 
 from spider_env.action_space import MaskableDiscrete
 from spider_env.core.actions import Action, check_action_id, decode, describe, encode
+from spider_env.core.checks import check_bool, check_int, check_number, is_int
 from spider_env.core.deals import deal_from_text, deal_name, generate_deal
 from spider_env.core.interop import pysol_reset_option
 from spider_env.core.rules import IllegalMoveError, explain_illegal
@@ -100,10 +101,10 @@ ResetOption = Callable[[Variant, Any], tuple[State, str, int]]
 
 
 def _option_deal(variant: Variant, deal_number: Any) -> tuple[State, str, int]:
-    if isinstance(deal_number, bool) or not isinstance(deal_number, (int, np.integer)):
+    if not is_int(deal_number):
         raise TypeError(f"options['deal'] must be an int deal number, got {deal_number!r}")
-    d = generate_deal(variant, int(deal_number))
-    return State.from_deal(d), d.name, int(deal_number)
+    d = generate_deal(variant, operator.index(deal_number))
+    return State.from_deal(d), d.name, operator.index(deal_number)
 
 
 def _option_deal_text(variant: Variant, text: Any) -> tuple[State, str, int]:
@@ -174,11 +175,12 @@ def check_seed(seed: Any, name: str = "seed", expected: str = "an int or None") 
     each naming ``name``."""
     if seed is None:
         return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+    if not is_int(seed):
         raise TypeError(f"{name} must be {expected}, got {type(seed).__name__} {seed!r}")
-    if seed < 0:
-        raise ValueError(f"{name} must be >= 0, got {seed}")
-    return int(seed)
+    n = operator.index(seed)
+    if n < 0:
+        raise ValueError(f"{name} must be >= 0, got {n}")
+    return n
 
 
 class Start(NamedTuple):
@@ -498,18 +500,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
         if render_mode == "rgb_array" and not pillow_available():
             raise UnsupportedRenderMode(PILLOW_MISSING)
         for name, flag in (("mask_in_obs", mask_in_obs), ("ascii", ascii), ("color", color)):
-            if not isinstance(flag, (bool, np.bool_)):
-                raise TypeError(f"{name} must be a bool, got {flag!r}")
-        if isinstance(illegal_reward, bool) or not isinstance(
-            illegal_reward, (int, float, np.integer, np.floating)
-        ):
-            raise TypeError(f"illegal_reward must be a number, got {illegal_reward!r}")
-        try:
-            penalty = float(illegal_reward)
-        except OverflowError:  # an int beyond float's range
-            penalty = math.inf
-        if not math.isfinite(penalty):
-            raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
+            check_bool(name, flag)
+        penalty = check_number("illegal_reward", illegal_reward)
         self.reward_mode = reward_mode
         self.reward_fn = get_reward_fn(reward_mode)
         self.illegal_action = illegal_action
@@ -640,10 +632,8 @@ class SpiderEnv(gym.Env[Any, np.int64]):
             raise ValueError(f"unknown action kind {move!r} (use 'deal', 'discard', 'undo')")
         if cards is None or dst is None:
             raise ValueError("encode_action(src, cards, dst) needs all three numbers")
-        for name, val in (("src", move), ("cards", cards), ("dst", dst)):
-            if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
-                raise TypeError(f"{name} must be an int, got {val!r}")
-        return encode(v, Action("move", int(move), int(cards), int(dst)))
+        src, n, dst = (check_int(k, x) for k, x in (("src", move), ("cards", cards), ("dst", dst)))
+        return encode(v, Action("move", src, n, dst))
 
     def last_action_text(self) -> str | None:
         """The last action of this episode in words (``None`` right after reset)."""

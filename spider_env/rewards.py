@@ -9,24 +9,11 @@ an episode's rewards sum to is specified in :class:`spider_env.env.SpiderEnv` ("
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Protocol
 
+from spider_env.core.checks import check_number
 from spider_env.core.state import State
-
-
-def _finite(name: str, value: object) -> float:
-    """``value`` as a float, or a clear error: rewards must be finite real numbers."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-    try:
-        x = float(value)
-    except OverflowError:
-        x = math.inf
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return x
 
 
 class RewardFn(Protocol):
@@ -51,7 +38,7 @@ class RunsReward:
     name = "runs"
 
     def __init__(self, win_bonus: float = 10.0) -> None:
-        self.win_bonus = _finite("win_bonus", win_bonus)
+        self.win_bonus = check_number("win_bonus", win_bonus)
 
     def __call__(self, prev: State, action: int, state: State) -> float:
         r = float(sum(state.completed) - sum(prev.completed))
@@ -73,10 +60,10 @@ class ShapedReward:
         self, run: float = 1.0, reveal: float = 0.1, win: float = 10.0, step_cost: float = 0.01
     ) -> None:
         self.run, self.reveal, self.win, self.step_cost = (
-            _finite("run", run),
-            _finite("reveal", reveal),
-            _finite("win", win),
-            _finite("step_cost", step_cost),
+            check_number("run", run),
+            check_number("reveal", reveal),
+            check_number("win", win),
+            check_number("step_cost", step_cost),
         )
 
     def __call__(self, prev: State, action: int, state: State) -> float:

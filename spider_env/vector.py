@@ -19,6 +19,7 @@ from gymnasium.vector.utils import batch_space
 
 from spider_env.action_space import MaskableDiscrete
 from spider_env.core.actions import describe
+from spider_env.core.checks import check_bool, check_int, check_optional_int
 from spider_env.core.deals import deal_name
 from spider_env.core.rules import IllegalMoveError, explain_illegal
 from spider_env.core.state import State
@@ -191,44 +192,17 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     ) -> None:
         # Every argument is checked, and the batch's size against the memory available, before
         # anything is allocated for the games.
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
-            raise TypeError(f"num_envs must be an int, got {num_envs!r}")
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        if max_episode_steps is not None and (
-            isinstance(max_episode_steps, bool)
-            or not isinstance(max_episode_steps, (int, np.integer))
-        ):
-            raise TypeError(f"max_episode_steps must be an int or None, got {max_episode_steps!r}")
-        if max_episode_steps is not None and max_episode_steps < 1:
-            raise ValueError(
-                f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}"
-            )
-        try:
-            mode = AutoresetMode(autoreset_mode)
-        except ValueError:
-            raise ValueError(
-                f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}, "
-                f"got {autoreset_mode!r}"
-            ) from None
+        self.num_envs = N = check_int("num_envs", num_envs, 1)
+        self.max_episode_steps = check_optional_int("max_episode_steps", max_episode_steps, 1)
+        self.autoreset_mode = mode = _autoreset_mode(autoreset_mode)
+        self.metadata = {**self.metadata, "autoreset_mode": mode}
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
             )
-        self.num_envs = N = int(num_envs)
-        self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
-        self.autoreset_mode = mode
-        self.metadata = {**self.metadata, "autoreset_mode": mode}
-        if not isinstance(copy, (bool, np.bool_)):
-            raise TypeError(f"copy must be a bool, got {copy!r}")
-        self.copy = bool(copy)
         self.render_mode = render_mode
-        self.deal_numbers = None if deal_numbers is None else deal_sequence(deal_numbers)
-        if self.deal_numbers is not None:
-            top = self.deal_numbers[-1] if isinstance(self.deal_numbers, range) else None
-            high = max(self.deal_numbers) if top is None else max(top, self.deal_numbers[0])
-            if high >= 2**63:
-                raise ValueError(f"deal_numbers of a vector env must be below 2**63, got {high}")
+        self.copy = check_bool("copy", copy)
+        self.deal_numbers = _vector_deals(deal_numbers)
         # One env built for its argument checks, spaces and position-independent methods (never
         # reset or stepped: the games are the engine's).
         self._proto = proto = SpiderEnv(backend="pure", **env_kwargs, render_mode=render_mode)
@@ -589,6 +563,30 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             engine.masks if self._mask_in_obs else None,
             self.copy if copy is None else copy,
         )
+
+
+def _autoreset_mode(value: object) -> AutoresetMode:
+    """``value`` as an :class:`AutoresetMode` (the mode or its name); ``ValueError`` naming the
+    modes otherwise."""
+    try:
+        return AutoresetMode(value)
+    except ValueError:
+        raise ValueError(
+            f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}, got {value!r}"
+        ) from None
+
+
+def _vector_deals(deal_numbers: Sequence[int] | range | None) -> Sequence[int] | range | None:
+    """``deal_numbers`` as :func:`~spider_env.wrappers.deal_sequence` checks them, each below
+    2**63 (the engine keeps deal numbers as ``int64``)."""
+    if deal_numbers is None:
+        return None
+    deals = deal_sequence(deal_numbers)
+    top = deals[-1] if isinstance(deals, range) else None
+    high = max(deals) if top is None else max(top, deals[0])
+    if high >= 2**63:
+        raise ValueError(f"deal_numbers of a vector env must be below 2**63, got {high}")
+    return deals
 
 
 def _size(n: int) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from spider_env.core.checks import is_int
 from spider_env.env import SpiderEnv
 from spider_env.observation import (
     DEFAULT_FEATURE_SLOTS,
@@ -150,7 +151,7 @@ def deal_sequence(deal_numbers: Sequence[int] | range) -> Sequence[int] | range:
     else:
         seq = list(deal_numbers)
         for n in seq:
-            if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            if not is_int(n):
                 raise TypeError(f"deal numbers must be ints, got {n!r}")
     if len(seq) == 0:
         raise ValueError("the deal range is empty")

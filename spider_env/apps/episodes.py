@@ -40,6 +40,7 @@ import numpy as np
 from spider_env.apps.evaluation import make_env, play_episode
 from spider_env.apps.evaluation.players import agent_names, build_agent, check_deterministic
 from spider_env.core.actions import describe
+from spider_env.core.checks import check_int, is_int, is_number
 from spider_env.core.deals import DEAL_NUMBERS
 from spider_env.core.variants import VARIANTS, Variant, get_variant, parse_options
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, SpiderEnv
@@ -209,12 +210,12 @@ class Episode:
         if deal is None:
             if not isinstance(deal_text, str):
                 raise EpisodeError(f"{name}, line {n}: needs an int 'deal' or a 'deal_text'")
-        elif isinstance(deal, bool) or not isinstance(deal, int) or not 0 <= deal < DEAL_NUMBERS:
+        elif not is_int(deal) or not 0 <= deal < DEAL_NUMBERS:
             raise EpisodeError(
                 f"{name}, line {n}: 'deal' must be an int in 0 .. 2**64-1, got {deal!r}"
             )
         seed = head.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        if seed is not None and not is_int(seed):
             raise EpisodeError(f"{name}, line {n}: 'seed' must be an int or null")
         reward_mode = head.get("reward_mode", "score")
         if not isinstance(reward_mode, str):
@@ -242,14 +243,14 @@ class Episode:
                 raise EpisodeError(
                     f"{name}, line {n}: expected step {len(ep.actions)}, got {step!r}"
                 )
-            if isinstance(a, bool) or not isinstance(a, int):
+            if not is_int(a):
                 raise EpisodeError(f"{name}, line {n}: 'action' must be an int, got {a!r}")
             if not 0 <= a < v.n_actions:
                 raise EpisodeError(
                     f"{name}, line {n}: action {a} is out of range for {variant} "
                     f"(0..{v.n_actions - 1})"
                 )
-            if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
+            if not is_number(r) or not math.isfinite(r):
                 raise EpisodeError(f"{name}, line {n}: 'reward' must be a number, got {r!r}")
             if "move" in obj:
                 words = describe(v, a)
@@ -369,8 +370,7 @@ def record_episode(
     itself (not the env's ``info``).
     """
     v = get_variant(variant)
-    if isinstance(deal, bool) or not isinstance(deal, int) or not 0 <= deal < DEAL_NUMBERS:
-        raise ValueError(f"deal must be an int in 0 .. 2**64-1, got {deal!r}")
+    deal = check_int("deal", deal, 0, DEAL_NUMBERS - 1)
     options = _options(v)
     check_deterministic([agent], deterministic)
     player = build_agent(agent, v, deterministic)

@@ -9,8 +9,10 @@ only: :func:`move_id` / :func:`move_parts` for moves, :func:`deal_id`, :func:`di
 
 from __future__ import annotations
 
+import operator
 from typing import NamedTuple
 
+from spider_env.core.checks import is_int
 from spider_env.core.variants import Variant
 
 MOVE, DEAL, DISCARD, UNDO = "move", "deal", "discard", "undo"
@@ -81,12 +83,12 @@ def undo_id(variant: Variant) -> int:
 
 def check_action_id(variant: Variant, action: object) -> int:
     """``action`` as an int in ``[0, n_actions)``, or a ``TypeError``/``ValueError`` saying why."""
-    if isinstance(action, bool) or not hasattr(action, "__index__"):
+    if not is_int(action):
         raise TypeError(
             f"action must be an int in [0, {variant.n_actions}), got {type(action).__name__} "
             f"{action!r}"
         )
-    a = int(action.__index__())
+    a = operator.index(action)
     if not 0 <= a < variant.n_actions:
         raise ValueError(
             f"action {a} is out of range: {variant.name} has actions 0..{variant.n_actions - 1}"

@@ -2,57 +2,94 @@
 
 Every public function, constructor and file reader checks what it is given with these, so a
 wrong type is always a ``TypeError`` and a value out of range always a ``ValueError``, each
-naming the argument, its allowed range and what was given. ``bool`` is never taken for an int
-(``True`` is not a count); NumPy's integers and floats are taken (NumPy registers them as
-:mod:`numbers` types, so nothing here imports NumPy).
+naming the argument, its allowed range and what was given. A wrong type raises
+:class:`ArgumentTypeError`, a ``TypeError`` that is also a ``ValueError``: code written against
+the checks this module replaced, some of which raised ``ValueError`` for a wrong type, keeps
+working. An int is what Python can use as an
+index (:func:`operator.index`: Python's and NumPy's integers, a 0-d integer array), never a
+``bool`` (``True`` is not a count); a number is a real number (NumPy's too: NumPy registers its
+types with :mod:`numbers`, so nothing here imports NumPy), never a ``bool``.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import operator
+from typing import TypeGuard
 
 
-def is_int(value: object) -> bool:
-    """Whether ``value`` is an integer (a Python or NumPy int) and not a ``bool``."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type (a ``TypeError``, and a ``ValueError`` for the callers
+    that caught the ``ValueError`` earlier checks raised)."""
 
 
-def is_number(value: object) -> bool:
-    """Whether ``value`` is a real number (int or float, Python or NumPy) and not a ``bool``."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+def is_int(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is an integer (anything :func:`operator.index` takes: a Python or NumPy
+    int, a 0-d integer array) and not a ``bool`` (typed as ``int``, which NumPy's stand in
+    for)."""
+    kind = type(value)
+    if kind is int:
+        return True
+    if kind is bool:
+        return False
+    try:
+        operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return True
+
+
+def is_number(value: object) -> TypeGuard[float]:
+    """Whether ``value`` is a real number (int or float, Python or NumPy) and not a ``bool``
+    (typed as ``float``)."""
+    kind = type(value)
+    if kind is float or kind is int:
+        return True
+    return isinstance(value, numbers.Real) and kind is not bool
 
 
 #: NumPy's bool type, by name (``numpy.bool`` in NumPy 2, ``numpy.bool_`` before).
 _NP_BOOLS = ("bool", "bool_")
 
 
+def _shown(bound: float) -> str:
+    """A bound as a reader takes it in: ``2**64-1`` rather than 20 digits."""
+    if isinstance(bound, int) and bound >= 2**32 and (bound + 1) & bound == 0:
+        return f"2**{(bound + 1).bit_length() - 1}-1"
+    return f"{bound:,}"
+
+
 def _bounds(low: float | None, high: float | None) -> str:
     if low is not None and high is not None:
-        return f" in {low:,}..{high:,}"
+        return f" in {_shown(low)}..{_shown(high)}"
     if low is not None:
-        return f" >= {low:,}"
+        return f" >= {_shown(low)}"
     if high is not None:
-        return f" <= {high:,}"
+        return f" <= {_shown(high)}"
     return ""
 
 
 def check_int(name: str, value: object, low: int | None = None, high: int | None = None) -> int:
-    """``value`` as a Python ``int``: ``TypeError`` unless it is an int (:func:`is_int`),
-    ``ValueError`` unless ``low <= value <= high`` (each bound ``None``: none)."""
-    if not is_int(value):
-        raise TypeError(f"{name} must be an int{_bounds(low, high)}, got {value!r}")
-    n = int(value)  # type: ignore[call-overload]
-    if (low is not None and n < low) or (high is not None and n > high):
-        raise ValueError(f"{name} must be an int{_bounds(low, high)}, got {n:,}")
-    return n
+    """``value`` as a Python ``int``: :class:`ArgumentTypeError` unless it is an int
+    (:func:`is_int`), ``ValueError`` unless ``low <= value <= high`` (each bound ``None``: none)."""
+    return _int(name, value, low, high, "")
 
 
 def check_optional_int(
     name: str, value: object, low: int | None = None, high: int | None = None
 ) -> int | None:
-    """``None``, or :func:`check_int` of ``value``."""
-    return None if value is None else check_int(name, value, low, high)
+    """``None``, or :func:`check_int` of ``value`` (its messages add "or None")."""
+    return None if value is None else _int(name, value, low, high, " or None")
+
+
+def _int(name: str, value: object, low: int | None, high: int | None, alt: str) -> int:
+    if not is_int(value):
+        raise ArgumentTypeError(f"{name} must be an int{_bounds(low, high)}{alt}, got {value!r}")
+    n = operator.index(value)
+    if (low is not None and n < low) or (high is not None and n > high):
+        raise ValueError(f"{name} must be an int{_bounds(low, high)}{alt}, got {n:,}")
+    return n
 
 
 def check_number(
@@ -64,7 +101,7 @@ def check_number(
     low_open: bool = False,
     high_open: bool = False,
 ) -> float:
-    """``value`` as a finite ``float``: ``TypeError`` unless it is a real number
+    """``value`` as a finite ``float``: :class:`ArgumentTypeError` unless it is a real number
     (:func:`is_number`), ``ValueError`` if it is not finite or outside ``low .. high``
     (``low_open`` / ``high_open``: that bound itself excluded)."""
     left = "(" if low_open else "["
@@ -75,9 +112,9 @@ def check_number(
         hi = "inf" if high is None else f"{high:g}"
         where = f" in {left}{lo}, {hi}{right}"
     if not is_number(value):
-        raise TypeError(f"{name} must be a number{where}, got {value!r}")
+        raise ArgumentTypeError(f"{name} must be a number{where}, got {value!r}")
     try:
-        x = float(value)  # type: ignore[arg-type]
+        x = float(value)
     except OverflowError:  # an int beyond float's range
         raise ValueError(f"{name} must be a finite number{where}, got {value!r}") from None
     if not math.isfinite(x):
@@ -90,24 +127,25 @@ def check_number(
 
 
 def check_bool(name: str, value: object) -> bool:
-    """``value`` as a ``bool``: ``TypeError`` unless it is one (Python's or NumPy's)."""
+    """``value`` as a ``bool`` (Python's or NumPy's): :class:`ArgumentTypeError` otherwise."""
     kind = type(value)
     if isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in _NP_BOOLS):
         return bool(value)
-    raise TypeError(f"{name} must be True or False, got {value!r}")
+    raise ArgumentTypeError(f"{name} must be a bool, got {value!r}")
 
 
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
-    """``value`` as one of the names ``choices``: ``TypeError`` unless it is a ``str``,
+    """``value`` as one of the names ``choices``: :class:`ArgumentTypeError` unless it is a ``str``,
     ``ValueError`` naming the choices otherwise."""
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        raise ArgumentTypeError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
     return value
 
 
 __all__ = [
+    "ArgumentTypeError",
     "check_bool",
     "check_choice",
     "check_int",

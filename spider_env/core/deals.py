@@ -33,10 +33,12 @@ The ``variant:`` line is optional when the variant is given to the reader. Cards
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from dataclasses import dataclass
 
 from spider_env.core.cards import N_RANKS, card_str, parse_card
+from spider_env.core.checks import is_int
 from spider_env.core.variants import Variant, get_variant
 
 _MASK64 = (1 << 64) - 1
@@ -51,8 +53,9 @@ class SplitMix64:
     __slots__ = ("_x",)
 
     def __init__(self, seed: int) -> None:
-        if isinstance(seed, bool) or not isinstance(seed, int):
+        if not is_int(seed):
             raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+        seed = operator.index(seed)
         if not 0 <= seed <= _MASK64:
             raise ValueError(f"seed must be in [0, 2**64), got {seed}")
         self._x = seed
@@ -136,8 +139,9 @@ def deck(variant: Variant) -> list[int]:
 
 def shuffled_deck(variant: Variant, deal_number: int) -> list[int]:
     """The deck after the documented Fisher-Yates shuffle seeded with ``deal_number``."""
-    if isinstance(deal_number, bool) or not isinstance(deal_number, int):
+    if not is_int(deal_number):
         raise TypeError(f"deal number must be an int, got {type(deal_number).__name__}")
+    deal_number = operator.index(deal_number)
     if not 0 <= deal_number < DEAL_NUMBERS:
         raise ValueError(f"deal number must be in [0, 2**64), got {deal_number}")
     cards = deck(variant)

@@ -49,6 +49,7 @@ import random
 from typing import Any
 
 from spider_env.core.cards import card_str, parse_card
+from spider_env.core.checks import is_int
 from spider_env.core.deals import Deal, deal_from_text, deal_to_text
 from spider_env.core.state import State
 from spider_env.core.variants import Variant, get_variant
@@ -77,12 +78,12 @@ _PYSOL_GAME_SUITS: dict[int, tuple[int, int, int, int]] = {
 
 
 def _check_game_id(game_id: object) -> int:
-    if isinstance(game_id, bool) or not isinstance(game_id, int) or game_id not in PYSOL_GAME_IDS:
+    if not is_int(game_id) or game_id not in PYSOL_GAME_IDS:
         raise ValueError(
             f"PySolFC game id must be one of {sorted(PYSOL_GAME_IDS)} (Spider, Spider (1 Suit), "
             f"Spider (2 Suits)), got {game_id!r}"
         )
-    return game_id
+    return operator.index(game_id)
 
 
 def pysol_variant(game_id: int = 11) -> Variant:
@@ -131,8 +132,9 @@ def pysol_deal(game_number: int, game_id: int = 11) -> Deal:
     deal number of our own generator.
     """
     gid = _check_game_id(game_id)
-    if isinstance(game_number, bool) or not isinstance(game_number, int):
+    if not is_int(game_number):
         raise TypeError(f"PySolFC game number must be an int, got {type(game_number).__name__}")
+    game_number = operator.index(game_number)
     if not 1 <= game_number <= PYSOL_MAX_GAME:
         raise ValueError(f"PySolFC game numbers are 1..{PYSOL_MAX_GAME}, got {game_number}")
     v = pysol_variant(gid)
@@ -188,7 +190,7 @@ def pysol_reset_option(variant: Variant, value: Any) -> tuple[State, str, int]:
     Returns ``(state, deal name, -1)``; the name is ``"pysolfc-<game id>#<n>"`` (the deal is not
     a number of our own generator, hence ``-1``).
     """
-    if isinstance(value, bool) or not hasattr(value, "__index__"):  # int, numpy ints
+    if not is_int(value):
         raise TypeError(f"options['pysol_game'] must be an int game number, got {value!r}")
     value = operator.index(value)
     state = pysol_state(value, variant)

@@ -376,7 +376,7 @@ def _problems(st: State) -> list[str]:
         return ["completed must be four non-negative counts (S, H, D, C)"]
     for name in ("moves", "deals", "undos", "reveals"):
         val = getattr(st, name)
-        if not isinstance(val, int) or isinstance(val, bool) or val < 0:
+        if type(val) is not int or val < 0:  # a record's field: a Python int exactly
             errs.append(f"{name} must be a non-negative int, got {val!r}")
     counts: Counter[int] = Counter()
     allowed = set(v.suit_ids)

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from spider_env.core.cards import N_RANKS
+from spider_env.core.checks import is_int
 
 BUILD_RULES = ("any-suit", "same-suit")
 MOVE_RULES = ("suited-run", "any-face-up")
@@ -74,13 +75,11 @@ class Variant:
             raise bad("name must be a non-empty str")
         for name in ("suits", "suit_sets", "free_columns", "runs_to_win"):
             val = getattr(self, name)
-            if not isinstance(val, int) or isinstance(val, bool):
+            if type(val) is not int:  # a record's field: a Python int exactly
                 raise bad(f"{name} must be an int, got {val!r}")
         for name in ("layout", "face_down", "stock"):
             val = getattr(self, name)
-            if not isinstance(val, tuple) or not all(
-                isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in val
-            ):
+            if not isinstance(val, tuple) or not all(type(x) is int and x >= 0 for x in val):
                 raise bad(f"{name} must be a tuple of non-negative ints, got {val!r}")
         for name in ("choose_pile", "pile_top_visible", "deal_needs_no_empty", "auto_discard"):
             if not isinstance(getattr(self, name), bool):
@@ -463,7 +462,7 @@ def classic(suits: int) -> Variant:
 def _check_suits(suits: object) -> None:
     """``ValueError`` unless ``suits`` is the int 1, 2 or 4 (``1.0``, ``True``, ``"1"`` are
     refused, naming their type)."""
-    if isinstance(suits, bool) or not isinstance(suits, int):
+    if not is_int(suits):
         raise ValueError(
             f"suits must be 1, 2 or 4 (an int), got {suits!r} ({type(suits).__name__})"
         )

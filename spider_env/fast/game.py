@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 
 from spider_env.core.actions import check_action_id
+from spider_env.core.checks import check_int, is_int
+from spider_env.core.deals import DEAL_NUMBERS
 from spider_env.core.state import State
 from spider_env.core.variants import Variant, get_variant
 from spider_env.fast.layout import (
@@ -151,12 +153,9 @@ class FastGame:
     # --- conversion ------------------------------------------------------------------------
     def initial(self, deal_number: int) -> np.ndarray:
         """The starting state of deal ``deal_number`` (as ``core.deals.generate_deal``)."""
-        if isinstance(deal_number, bool) or not isinstance(deal_number, (int, np.integer)):
-            raise TypeError(f"deal_number must be an int, got {deal_number!r}")
-        if not 0 <= int(deal_number) < 2**64:
-            raise ValueError(f"deal_number must be in [0, 2**64), got {deal_number}")
+        n = check_int("deal_number", deal_number, 0, DEAL_NUMBERS - 1)
         st = self._k.new_state(self.params)
-        self._k.reset_deal(self.params, st, np.uint64(int(deal_number)))
+        self._k.reset_deal(self.params, st, np.uint64(n))
         return st
 
     def from_state(self, state: State) -> np.ndarray:
@@ -317,9 +316,9 @@ class OnGame:
 
 def _check_index(what: str, value: object, n: int) -> None:
     """``TypeError`` unless ``value`` is an int, ``IndexError`` unless it is in ``0..n-1``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if not is_int(value):
         raise TypeError(f"{what} must be an int, got {value!r}")
-    if not 0 <= value < n:
+    if not 0 <= operator.index(value) < n:
         raise IndexError(f"{what} {value} out of range " + (f"0..{n - 1}" if n else "(none)"))
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from spider_env.core.cards import N_CARD_IDS, N_RANKS, N_SUITS
+from spider_env.core.checks import check_int
 from spider_env.core.variants import Variant, get_variant
 
 # The codes of the "tableau" array (and of "pile_tops"): the one definition, agents decode with it.
@@ -137,28 +138,16 @@ MAX_FEATURE_SLOTS = 104  # no column ever shows more face-up cards than the larg
 
 
 def check_slots(slots: object) -> int:
-    if (
-        isinstance(slots, bool)
-        or not isinstance(slots, (int, np.integer))
-        or not 0 <= slots <= MAX_FEATURE_SLOTS
-    ):
-        raise ValueError(f"feature_slots must be an int in 0..{MAX_FEATURE_SLOTS}, got {slots!r}")
-    return int(slots)
+    """``feature_slots`` checked: an int in ``0..MAX_FEATURE_SLOTS``."""
+    return check_int("feature_slots", slots, 0, MAX_FEATURE_SLOTS)
 
 
 def check_action_rows(rows: object, variant: Variant | None = None) -> int:
-    """``action_rows`` checked: an int >= 1 (not a bool), and at most the variant's action count
-    when ``variant`` is given (no position has more legal actions); ``ValueError`` naming it."""
+    """``action_rows`` checked: an int >= 1, and at most the variant's action count when
+    ``variant`` is given (no position has more legal actions)."""
     top = variant.n_actions if variant is not None else None
-    if (
-        isinstance(rows, bool)
-        or not isinstance(rows, (int, np.integer))
-        or rows < 1
-        or (top is not None and rows > top)
-    ):
-        bound = ">= 1" if variant is None else f"in 1..{top} (the actions of {variant.name})"
-        raise ValueError(f"action_rows must be an int {bound}, got {rows!r}")
-    return int(rows)
+    name = "action_rows" if variant is None else f"action_rows (of {variant.name})"
+    return check_int(name, rows, 1, top)
 
 
 def action_feature_space(

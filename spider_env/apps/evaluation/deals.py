@@ -10,10 +10,10 @@ refused, not materialised.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Iterable, Sequence
 
-import numpy as np
-
+from spider_env.core.checks import is_int
 from spider_env.core.deals import DEAL_NUMBERS
 
 MAX_DEALS = 1_000_000
@@ -83,9 +83,9 @@ def parse_deals(text: str) -> list[int]:
 
 
 def _check_number(d: object) -> int:
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+    if not is_int(d):
         raise TypeError(f"deal {d!r} is not an int deal number ({DEALS_HINT})")
-    n = int(d)
+    n = operator.index(d)
     if not 0 <= n < DEAL_NUMBERS:
         raise ValueError(f"deal number {n} is out of range (deals are 0 .. 2**64-1)")
     return n

@@ -14,6 +14,7 @@ import numpy as np
 
 import spider_env  # noqa: F401  (registers Spider-v0)
 from spider_env.apps.evaluation.results import DealRecord
+from spider_env.core.checks import check_int
 from spider_env.core.variants import Variant
 
 ENV_ID = "Spider-v0"
@@ -34,11 +35,7 @@ def step_limit(max_steps: int | None) -> int:
         if limit is None:
             raise ValueError(f"{ENV_ID} is registered without a step limit: give max_steps")
         return int(limit)
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-        raise ValueError(
-            f"max_steps must be a positive int (or None for the env's default), got {max_steps!r}"
-        )
-    return max_steps
+    return check_int("max_steps (None: the env's default)", max_steps, 1)
 
 
 def agent_seed(seed: int, deal: int) -> int:

@@ -25,6 +25,7 @@ from spider_env.apps.evaluation.ray_backend import (
 )
 from spider_env.apps.evaluation.results import DealRecord, EvaluationResult, compare, summarise
 from spider_env.apps.evaluation.workers import make_chunks, play_in_workers, usable_jobs
+from spider_env.core.checks import check_int, check_number
 from spider_env.core.variants import VARIANTS, Variant, resolve_variant
 
 
@@ -90,8 +91,7 @@ def evaluate(
     games = deal_list(deals)
     if not games:
         raise ValueError("give at least one deal")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be a positive int, got {jobs!r}")
+    jobs = check_int("jobs", jobs, 1)
     if ray is not None:
         check_address(ray)
         if jobs > 1:
@@ -101,8 +101,7 @@ def evaluate(
             )
         require_ray()  # ImportError saying how to install it, before any work
     limit = step_limit(max_steps)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise ValueError(f"alpha must be a number between 0 and 1, got {alpha!r}")
+    check_number("alpha", alpha, 0, 1, low_open=True, high_open=True)
     check_deterministic(specs, deterministic)
     env_kwargs = dict(env_kwargs or {})
     # Fail early (unknown names, missing model files) before starting any process.
