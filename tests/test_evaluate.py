@@ -338,7 +338,9 @@ def test_max_steps_none_plays_and_reports_the_envs_default_limit() -> None:
 
 @pytest.mark.parametrize("max_steps", [0, -5, 2.5, True, "100"])
 def test_bad_max_steps_are_refused(max_steps: Any) -> None:
-    with pytest.raises(ValueError, match=r"max_steps \(None: the env's default\) must be an int >= 1"):
+    with pytest.raises(
+        ValueError, match=r"max_steps \(None: the env's default\) must be an int >= 1"
+    ):
         evaluate("random", [0], suits=1, max_steps=max_steps)
 
 
