@@ -17,13 +17,13 @@ from spider_env.core.cards import card_str
 from spider_env.core.deals import deal_to_text, generate_deal
 from spider_env.core.interop import (
     PYSOL_GAME_IDS,
-    _pysol_order,
     kpatience_from_text,
     kpatience_to_text,
     pysol_deal,
     pysol_deal_from_text,
     pysol_deal_to_text,
     pysol_game_id,
+    pysol_order,
     pysol_state,
     pysol_suit_map,
     pysol_variant,
@@ -107,7 +107,7 @@ def test_shuffle_matches_pysol_cards(numbers: range | list[int]) -> None:
             rng = MTRandom()
             rng.setSeed(n)
             order = rng.shuffle(createCards(2))
-        assert _pysol_order(n) == [(c.rank, c.suit) for c in reversed(order)], n
+        assert pysol_order(n) == [(c.rank, c.suit) for c in reversed(order)], n
 
 
 def test_pysol_deal_plays_in_the_engine() -> None:

@@ -105,9 +105,15 @@ def pysol_suit_map(game_id: int = 11) -> dict[str, str]:
     return dict(_SUIT_MAP[_check_game_id(game_id)])
 
 
-def _pysol_order(game_number: int) -> list[tuple[int, int]]:
+def pysol_order(game_number: int) -> list[tuple[int, int]]:
     """``(rank, PySolFC suit index)`` of the 104 cards in the order PySolFC deals them for
-    ``game_number`` (see the module docstring; suit index 0..3 = C S H D)."""
+    ``game_number`` (see the module docstring; suit index 0..3 = C S H D); ``TypeError`` /
+    ``ValueError`` unless it is an int in ``1..PYSOL_MAX_GAME``."""
+    if not is_int(game_number):
+        raise TypeError(f"PySolFC game number must be an int, got {type(game_number).__name__}")
+    game_number = operator.index(game_number)
+    if not 1 <= game_number <= PYSOL_MAX_GAME:
+        raise ValueError(f"PySolFC game numbers are 1..{PYSOL_MAX_GAME}, got {game_number}")
     cards = [(rank, suit) for _pack in range(2) for suit in range(4) for rank in range(1, 14)]
     if game_number < PYSOL_MT_FROM:
         x = game_number
@@ -132,17 +138,13 @@ def pysol_deal(game_number: int, game_id: int = 11) -> Deal:
     deal number of our own generator.
     """
     gid = _check_game_id(game_id)
-    if not is_int(game_number):
-        raise TypeError(f"PySolFC game number must be an int, got {type(game_number).__name__}")
-    game_number = operator.index(game_number)
-    if not 1 <= game_number <= PYSOL_MAX_GAME:
-        raise ValueError(f"PySolFC game numbers are 1..{PYSOL_MAX_GAME}, got {game_number}")
+    order = pysol_order(game_number)
     v = pysol_variant(gid)
     suits = _PYSOL_GAME_SUITS[gid]
     smap = _SUIT_MAP[gid]
     ids = [
         parse_card("A23456789TJQK"[rank - 1] + smap[_PYSOL_SUIT_LETTERS[suits[suit]]])
-        for rank, suit in _pysol_order(game_number)
+        for rank, suit in order
     ]
     it = iter(ids)
     n_cols = v.n_columns
@@ -296,6 +298,7 @@ __all__ = [
     "pysol_deal_from_text",
     "pysol_deal_to_text",
     "pysol_game_id",
+    "pysol_order",
     "pysol_reset_option",
     "pysol_state",
     "pysol_suit_map",
