@@ -16,11 +16,11 @@ Sections (``--sections``, default all: about 1-2 minutes; ``--quick``: a smoke r
   ``SyncVectorEnv`` of 8 compiled single envs (``vectorization_mode="sync"``, masks read from
   the stacked ``info``) and the pure-backend ``SpiderVectorEnv`` at N = 16.
   Issue target: >= 2M env-steps per CPU-second at N = 256.
-* ``where``: at N = 256 and 4096 (``--where-n``), CPU time of the kernel ``step_batch`` called
-  directly on the buffers of the env's engine (``spider_env.engine.CompiledEngine``) vs the
-  whole ``envs.step`` (Python overhead = the difference), per-env kernel cost in ns, the cost
-  of the Python pieces of a step (info dict, observations, action sampling, each timed alone)
-  and the step with ``copy=False``.
+* ``where``: at N = 256 and 4096 (``--where-n``), CPU time of an engine's batched step
+  (``spider_env.engine.make_engine("compiled", ...)``, the vector env's settings, timed alone:
+  one compiled call and its bookkeeping) vs the whole ``envs.step`` (the env around it = the
+  difference), per-env engine cost in ns, action sampling alone, the copies ``copy=True``
+  makes (the step with and without them) and the rest (info dict, checks).
 * ``import``: fresh subprocesses with ``NUMBA_CACHE_DIR`` set to a new empty directory: cold
   (``import spider_env`` + make + reset + one step, numba compiles everything; then the same
   for the vector env), warm (the same with the filled cache) and ``import spider_env`` alone.
@@ -65,7 +65,11 @@ from spider_env.agents.rl.settings import ArgumentParser
 import spider_env
 from spider_env import new_game
 from spider_env.core.rules import apply_legal, legal_actions
+from spider_env.core.variants import get_variant
+from spider_env.engine import make_engine
 from spider_env.fast import FastGame, load_kernel
+from spider_env.observation import DEFAULT_FEATURE_SLOTS
+from spider_env.rewards import get_reward_fn
 
 CLOCK = time.process_time
 SECTIONS = ("single", "vector", "where", "import", "search")
@@ -267,12 +271,15 @@ def section_where(a: argparse.Namespace, out: dict[str, Any]) -> None:
 
 
 def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
+    """The step of ``n`` games split into its parts, each timed alone through public API: the
+    engine's batched step (:meth:`spider_env.engine.Engine.step`: one compiled call and its
+    bookkeeping), drawing the actions, the copies ``copy=True`` makes, and the rest (the info
+    dict, the checks)."""
     print(f"\n## 3. where the time goes at N = {n} (4 suits, copy=True), CPU time")
     envs: Any = gym.make_vec(
         "Spider-v0", num_envs=n, vectorization_mode="vector_entry_point", suits=4
     )
     envs.reset(seed=0)
-    k = load_kernel()
     calls = max(1, 16384 // n)
 
     def whole() -> int:
@@ -285,94 +292,77 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
             envs.sample_legal_actions()
         return calls * n
 
-    # The kernel alone, on the buffers of the env's engine, with the env's next-step autoreset
-    # and step limit mirrored outside the timed call (a game with no legal id or at the limit is
-    # reset).
-    e = envs._engine
-    acts = np.zeros(n, dtype=np.int64)
-    resets = np.full(n, -1, dtype=np.int64)
-    elapsed = np.zeros(n, dtype=np.int64)
-    kernel_elapsed = np.zeros(n, dtype=np.int64)  # the kernel's own count (no limit: -1)
+    # The engine alone, made as the vector env makes its own (the same settings), its games
+    # started from deals; a game that ended is given a new deal at its next step, as the env's
+    # next-step autoreset does.
+    variant = get_variant("spider-4suit")
+    engine = make_engine(
+        "compiled", variant, n, obs_mode="dict", feature_slots=DEFAULT_FEATURE_SLOTS,
+        reward_fn=get_reward_fn("score"), illegal_reward=-1.0, terminate_illegal=False,
+        episode_steps=MAX_STEPS,
+    )  # fmt: skip
+    rows_all = np.arange(n)
+    engine.start_deals(rows_all, rows_all)
     rng = np.random.default_rng(1)
-    seed = [np.uint64(12345)]
-    kernel_time = [0.0]
+    resets = np.full(n, -1, dtype=np.int64)
+    engine_time = [0.0]
 
-    def kernel() -> int:
+    def engine_step() -> int:
         for _ in range(calls):
-            seed[0] = np.uint64(k.sample_legal(e._legal, acts, seed[0]))
-            ended = (acts < 0) | (elapsed >= MAX_STEPS)
+            acts = engine.sample_legal(int(rng.integers(0, 2**63)))
+            np.maximum(acts, 0, out=acts)
             resets[:] = -1
+            ended = engine.ended
             if ended.any():
                 resets[ended] = rng.integers(0, 2**32, size=int(ended.sum()))
-                elapsed[ended] = 0
-            np.maximum(acts, 0, out=acts)
             t0 = CLOCK()
-            k.step_batch(
-                e._pr, e._states, acts, resets, e.masks, e._legal, e._keys, e._rmode, e._rw,
-                e.terminate_illegal, e._obs_kind, e._flay, e._tab, e.obs.completed,
-                e.obs.pile_tops, e.obs.features, e.rewards, e.terminated, e.truncated, e.ended,
-                kernel_elapsed, -1, e.illegal, e.counters,
-            )  # fmt: skip
-            kernel_time[0] += CLOCK() - t0
-            elapsed[:] += 1
+            engine.step(acts, resets, MAX_STEPS)
+            engine_time[0] += CLOCK() - t0
         return calls * n
 
-    def kernel_rate() -> float:
-        kernel_time[0] = 0.0
+    def engine_rate() -> float:
+        engine_time[0] = 0.0
         done = 0
         t0 = CLOCK()
         while CLOCK() - t0 < a.seconds:
-            done += kernel()
-        return done / kernel_time[0]
-
-    def piece(fn: Callable[[], Any]) -> float:
-        def chunk() -> int:
-            for _ in range(calls):
-                fn()
-            return calls
-
-        return best(a.repeats, lambda: measure(chunk, a.seconds / 2))
+            done += engine_step()
+        return done / engine_time[0]
 
     whole()
-    kernel()
+    engine_step()
     step_rate = best(a.repeats, lambda: measure(whole, a.seconds))
-    kern_rate = best(a.repeats, kernel_rate)
+    eng_rate = best(a.repeats, engine_rate)
     samp_rate = best(a.repeats, lambda: measure(sample_only, a.seconds / 2))
-    info_calls = piece(lambda: envs._make_info(envs._all_true))
-    obs_calls = piece(envs._observations)
     nocopy_rate = best(a.repeats, lambda: vector_rate(n, a.seconds, copy=False))
     step_us = 1e6 * n / step_rate
-    kern_us = 1e6 * n / kern_rate
+    eng_us = 1e6 * n / eng_rate
     samp_us = 1e6 * n / samp_rate
-    info_us = 1e6 / info_calls
-    obs_us = 1e6 / obs_calls
-    rest_us = step_us - kern_us - samp_us - info_us - obs_us
+    nocopy_us = 1e6 * n / nocopy_rate
     rows = {
         "envs.step(envs.sample_legal_actions()), copy=True": step_us,
-        "  step_batch kernel (called directly)": kern_us,
+        "  Engine.step (the compiled batch step)": eng_us,
         "  sample_legal_actions()": samp_us,
-        "  _make_info (the info dict; alone, cache-hot)": info_us,
-        "  _observations (alone, cache-hot)": obs_us,
-        "  rest: checks, bookkeeping, cache-cold copies": rest_us,
-        "envs.step(envs.sample_legal_actions()), copy=False": 1e6 * n / nocopy_rate,
+        "  the copies of copy=True (step, copy=True - copy=False)": step_us - nocopy_us,
+        "  rest: the info dict, checks, bookkeeping": nocopy_us - eng_us - samp_us,
+        "envs.step(envs.sample_legal_actions()), copy=False": nocopy_us,
     }
     res = {
         "n": n,
         "whole_step_env_steps_per_s": step_rate,
         "whole_step_no_copy_env_steps_per_s": nocopy_rate,
-        "kernel_env_steps_per_s": kern_rate,
+        "engine_env_steps_per_s": eng_rate,
         "us_per_call": rows,
-        "kernel_ns_per_env_step": 1e9 / kern_rate,
-        "python_overhead_us_per_call": step_us - kern_us,
-        "python_overhead_share": 1 - kern_us / step_us,
+        "engine_ns_per_env_step": 1e9 / eng_rate,
+        "python_overhead_us_per_call": step_us - eng_us,
+        "python_overhead_share": 1 - eng_us / step_us,
     }
-    print(f"{'':52} {'us/call':>9} {'ns/env':>7} {'share':>6}")
+    print(f"{'':58} {'us/call':>9} {'ns/env':>7} {'share':>6}")
     for name, us in rows.items():
-        print(f"{name:52} {us:>9.1f} {1e3 * us / n:>7.0f} {us / step_us:>6.0%}")
+        print(f"{name:58} {us:>9.1f} {1e3 * us / n:>7.0f} {us / step_us:>6.0%}")
     print(
-        f"kernel alone: {kern_rate:,.0f} env-steps/CPU-s ({1e9 / kern_rate:.0f} ns per env); "
-        f"whole step: {step_rate:,.0f}; Python overhead {step_us - kern_us:.1f} us per call "
-        f"({1 - kern_us / step_us:.0%} of the step)"
+        f"engine alone: {eng_rate:,.0f} env-steps/CPU-s ({1e9 / eng_rate:.0f} ns per env); "
+        f"whole step: {step_rate:,.0f}; the env around it {step_us - eng_us:.1f} us per call "
+        f"({1 - eng_us / step_us:.0%} of the step)"
     )
     envs.close()
     return res

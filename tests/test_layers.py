@@ -23,7 +23,15 @@ players         agents/*.py (spider_env.agents)           ... env, search, fast'
 rl              agents/rl/ (spider_env.agents.rl)         ... players, sb3, rl (+ torch, SB3)
 evaluation      spider_env/apps/evaluation/               ... players, evaluation
 apps            spider_env/apps/*.py                      anything
+research        research/ (outside the package)           the package's public API, research
 ==============  ========================================  ======================================
+
+Nothing in the package imports ``research`` (it is not installed; it watches the product from
+outside). No module imports another module's ``_private`` name (``from x import _y``), anywhere
+(package, research, tests, examples, benchmarks), and research, examples and benchmarks use no
+private attribute of another object (``obj._x``; ``self._x``, ``cls._x`` and ``super()._x``
+are a class's own): where they must watch or steer a decision, the package offers a public
+hook.
 
 Two documented edges point up, each allowed by name only, inside one function:
 
@@ -62,6 +70,7 @@ PREFIXES = {
     "rl": "spider_env.agents.rl",
     "evaluation": "spider_env.apps.evaluation",
     "apps": "spider_env.apps",
+    "research": "research",
 }
 #: The env bucket: the modules of spider_env/ itself (its files, not its folders).
 ENV_MODULES = frozenset(
@@ -107,7 +116,12 @@ BUCKETS: dict[str, Rule] = {
     ),
     "evaluation": _rule(f"{_BELOW_ENV} env search players evaluation", ANY),
     "apps": _rule(f"{_BELOW_ENV} env search sb3 players rl evaluation apps", ANY),
+    # research/ sits on top of everything, through the public API (checked by the private-name
+    # tests below); nothing imports it
+    "research": _rule(f"{_BELOW_ENV} env search sb3 players rl evaluation apps research", ANY),
 }
+#: Folders of scripts that use the package from outside as a user does.
+OUTSIDE = ("research", "examples", "benchmarks")
 #: The edges that point up, each allowed by (importing module, function, target, names).
 LAZY_EDGES = (
     ("spider_env", "__getattr__", "spider_env.apps.evaluation", ("evaluate",)),
@@ -234,7 +248,9 @@ def forbidden(edge: Edge) -> str | None:
     top = edge.target.split(".")[0]
     if top == "agents":
         return "imports the top-level name 'agents' (use spider_env.agents / relative imports)"
-    if not edge.source.startswith("spider_env"):
+    if top == "research" and not edge.source.startswith("research"):
+        return "imports research/ (nothing imports it: it watches the product from outside)"
+    if not edge.source.startswith(("spider_env", "research")):
         return None  # tests, examples, benchmarks: see test_examples_are_thin_scripts
     source = bucket_of(edge.source)
     if source is None:
@@ -276,6 +292,16 @@ def project_modules() -> dict[str, tuple[Path, bool]]:
     return out
 
 
+def research_modules() -> dict[str, tuple[Path, bool]]:
+    """Module name (``research.planner.oracle``) -> (file, False) for research/'s scripts."""
+    out: dict[str, tuple[Path, bool]] = {}
+    for path in sorted((ROOT / "research").rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        if "__pycache__" not in rel.parts:
+            out[".".join(rel.parts)] = (path, False)
+    return out
+
+
 def other_modules() -> dict[str, tuple[Path, bool]]:
     """Tests, examples and benchmarks, named by their path (they belong to no layer)."""
     out: dict[str, tuple[Path, bool]] = {}
@@ -312,7 +338,7 @@ def test_every_module_belongs_to_a_bucket() -> None:
 
 
 def test_every_bucket_has_modules_and_a_rule() -> None:
-    buckets = {bucket_of(m) for m in project_modules()}
+    buckets = {bucket_of(m) for m in project_modules() | research_modules()}
     assert buckets == set(BUCKETS)
 
 
@@ -332,12 +358,63 @@ def test_arrows_point_one_way() -> None:
 
 @pytest.mark.parametrize("bucket", list(BUCKETS))
 def test_bucket_imports_only_what_it_may(bucket: str) -> None:
-    assert violations(all_edges(project_modules()), bucket) == []
+    assert violations(all_edges(project_modules() | research_modules()), bucket) == []
 
 
 def test_nothing_imports_agents_as_a_top_level_name() -> None:
-    edges = all_edges(project_modules() | other_modules())
+    edges = all_edges(project_modules() | research_modules() | other_modules())
     assert [str(e) for e in edges if e.target.split(".")[0] == "agents"] == []
+
+
+def test_nothing_outside_research_imports_it() -> None:
+    edges = all_edges(project_modules() | research_modules() | other_modules())
+    assert [str(e) for e in edges if forbidden(e) and e.target.split(".")[0] == "research"] == []
+
+
+# ---- private names stay in their module ---------------------------------------------------
+
+
+def private_names(edge: Edge) -> list[str]:
+    """The ``_private`` names ``edge`` takes from another module of the project (or research),
+    or the private module it imports."""
+    if edge.target.split(".")[0] not in ("spider_env", "research") or edge.target == edge.source:
+        return []
+    parts = edge.target.split(".")
+    bad = [p for p in parts if p.startswith("_") and not p.startswith("__")]
+    bad += [n for n in edge.names if n.startswith("_") and not n.startswith("__")]
+    return bad
+
+
+def private_attributes(source: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of every private attribute read of an object that is not the code's own
+    (``obj._x``; ``self._x``, ``cls._x`` and ``super()._x`` are allowed)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Attribute):
+            continue
+        if not node.attr.startswith("_") or node.attr.startswith("__"):
+            continue
+        base = node.value
+        if isinstance(base, ast.Name) and base.id in ("self", "cls"):
+            continue
+        if isinstance(base, ast.Call) and getattr(base.func, "id", None) == "super":
+            continue
+        out.append((node.lineno, ast.unparse(node)))
+    return out
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    edges = all_edges(project_modules() | research_modules() | other_modules())
+    assert [f"{e}: {private_names(e)}" for e in edges if private_names(e)] == []
+
+
+@pytest.mark.parametrize("folder", OUTSIDE)
+def test_research_examples_and_benchmarks_use_no_private_attribute(folder: str) -> None:
+    bad = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        for line, text in private_attributes(path.read_text(encoding="utf-8")):
+            bad.append(f"{path.relative_to(ROOT)}:{line}: {text}")
+    assert bad == []
 
 
 def test_examples_are_thin_scripts() -> None:
@@ -400,6 +477,9 @@ def _reasons(source: str, module: str, is_package: bool = False) -> list[str | N
         ("spider_env.agents.rl.policy", "from spider_env.apps.cli import main"),
         ("spider_env.apps.evaluation.runner", "from spider_env.apps.cli import main"),
         ("spider_env.apps.cli", "from agents import Agent"),
+        ("spider_env.agents.planner", "import research.planner.oracle"),
+        ("spider_env.apps.cli", "from research.planner import choices"),
+        ("research.planner.oracle", "from agents.planner import PlannerAgent"),
     ],
 )
 def test_checker_flags_a_planted_import(module: str, planted: str) -> None:
@@ -407,6 +487,42 @@ def test_checker_flags_a_planted_import(module: str, planted: str) -> None:
     # at any depth: inside a function, under a condition
     nested = "def f():\n    if True:\n        " + planted + "\n"
     assert _reasons(nested, module) != [None]
+
+
+@pytest.mark.parametrize(
+    ("module", "planted"),
+    [
+        ("spider_env.search.plan", "from spider_env.search.beam import _expand"),
+        ("spider_env.agents.rl.ppo", "from .recipe import _cloned_model"),
+        ("research.planner.choices", "from spider_env.agents.planner import _tied"),
+        ("outside:tests/test_interop.py", "from spider_env.core.interop import _SUIT_MAP"),
+        ("outside:examples/x.py", "import spider_env.fast._kernel"),
+    ],
+)
+def test_checker_flags_a_planted_private_import(module: str, planted: str) -> None:
+    [edge, *_] = imports_of(planted + "\n", module)
+    assert private_names(edge) != []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from spider_env.search.beam import expand\n",
+        "from __future__ import annotations\n",
+        "from spider_env import __version__\n",
+        "from numpy import _core\n",  # another project's names are its own business
+    ],
+)
+def test_public_names_dunders_and_other_projects_names_pass(source: str) -> None:
+    assert [private_names(e) for e in imports_of(source, "spider_env.search.plan")] == [[]]
+
+
+def test_checker_flags_a_planted_private_attribute() -> None:
+    src = "agent._choose = spy\nx = env.unwrapped._engine\nsuper()._build()\nself._x = cls._y\n"
+    assert [text for _, text in private_attributes(src)] == [
+        "agent._choose",
+        "env.unwrapped._engine",
+    ]
 
 
 def test_checker_resolves_relative_imports_and_import_module() -> None:
