@@ -475,7 +475,7 @@ class CompiledEngine(Engine):
             ):
                 raise AssertionError("the compiled per-action features have other sizes")
             self._w = compiled_scorer(v)
-            # each game's episode memory: vkeys, vcounts, vused, since, progress, decisions
+            # each game's episode memory (af.Memory)
             self._memory = af.new_memory(self.n, visit_capacity(self.episode_steps))
             self._all_rows = np.arange(self.n, dtype=np.int64)
             self._fresh_rows = np.zeros(self.n, dtype=np.int64)
@@ -497,15 +497,15 @@ class CompiledEngine(Engine):
         """``obs_mode="actions"``: one decision of each game ``rows[r]``, all in one compiled
         call (``fresh[r] >= 0``: the game starts, its memory is forgotten first); returns -1
         or the first game whose column the table observation could not hold."""
-        vkeys, vcounts, vused = self._memory[:3]
-        capacity = vcounts.shape[1]
-        if 2 * (int(vused.max()) + 1) > capacity:  # keep every table at most half full
+        memory = self._memory
+        capacity = memory.vcounts.shape[1]
+        if 2 * (int(memory.vused.max()) + 1) > capacity:  # keep every table at most half full
             bigger = self._k.grow_tables  # (compiled) rehash into tables twice the size
             from spider_env.fast.action_features import new_memory
 
-            keys2, counts2 = new_memory(self.n, 2 * capacity)[:2]
-            bigger(vkeys, vcounts, keys2, counts2)
-            self._memory = (keys2, counts2, *self._memory[2:])
+            larger = new_memory(self.n, 2 * capacity)
+            bigger(memory.vkeys, memory.vcounts, larger.vkeys, larger.vcounts)
+            self._memory = memory._replace(vkeys=larger.vkeys, vcounts=larger.vcounts)
         o = self.obs
         overflow: int = self._k.encode_rows(
             self._pr, self._w, self._states, self._legal, rows, fresh, o.actions,

@@ -41,6 +41,8 @@ unseen cards, sorted), so keying on this content is keying on what the player se
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from spider_env.core.cards import KING, N_CARD_IDS, N_RANKS
@@ -81,47 +83,66 @@ N_ACTION_FEATURES = 27  # observation.spaces.N_ACTION_FEATURES (checked by the e
 N_GLOBAL_FEATURES = 11  # observation.spaces.N_GLOBAL_FEATURES (checked by the engine)
 
 
-#: The episode memory of a batch's games (:func:`new_memory`): ``vkeys, vcounts, vused, since,
-#: progress, decisions``, passed to the compiled functions as one tuple.
-Memory = tuple[np.ndarray, ...]
-#: The scratch arrays of :func:`encode_rows` (:func:`new_scratch`): ``ps, ch, later, keys, colh,
-#: rest, tmp_f, tmp_g, tmp_a, order, counts, hidden``, one tuple.
-Scratch = tuple[np.ndarray, ...]
+class Memory(NamedTuple):
+    """The episode memory of a batch's ``n`` games (:func:`new_memory`; see the module
+    docstring), passed to the compiled functions by name."""
+
+    vkeys: np.ndarray  # (n, cap, 2) uint64: the keys of the positions met
+    vcounts: np.ndarray  # (n, cap) int32: how often each was met (0: an empty slot)
+    vused: np.ndarray  # (n,) int64: slots in use
+    since: np.ndarray  # (n,) int64: decisions since the last progress
+    progress: np.ndarray  # (n, 3) int64: the last (face-down cards, runs, deals left)
+    decisions: np.ndarray  # (n,) int64: decisions this episode
+
+
+class Scratch(NamedTuple):
+    """The scratch arrays of :func:`encode_rows` (:func:`new_scratch`), by name."""
+
+    ps: np.ndarray  # the player's position (a clean state vector)
+    ch: np.ndarray  # ps with one action played
+    later: np.ndarray  # legal ids after an action
+    keys: np.ndarray  # legal_ids' scratch
+    colh: np.ndarray  # (C, 2) uint64: each column's hashes
+    rest: np.ndarray  # (6,) uint64: the stock's and the runs' hashes, and a pair of scratch
+    tmp_f: np.ndarray  # (A, 27) float32: every row's features
+    tmp_g: np.ndarray  # (A,) float64: every row's gain
+    tmp_a: np.ndarray  # (A,) int64: every row's action id
+    order: np.ndarray  # (A,) int64: the rows kept
+    counts: np.ndarray  # (52,) int64: unseen copies of each card
+    hidden: np.ndarray  # (cards,) int32: the unseen cards, sorted
 
 
 def new_scratch(pr: np.ndarray) -> Scratch:
-    """The scratch arrays of :func:`encode_rows` for variant ``pr`` (NumPy only): ``ps, ch,
-    later, keys, colh, rest, tmp_f, tmp_g, tmp_a, order, counts, hidden``."""
+    """The scratch arrays of :func:`encode_rows` for variant ``pr`` (NumPy only)."""
     A = int(pr[P_NMOVE] + pr[P_NDEAL] + pr[P_NDISC]) + 1  # room for every action id (and undo)
     size, C = int(pr[P_SIZE]), int(pr[P_C])
-    return (
-        np.full(size, -1, dtype=np.int32),  # ps: the player's position (clean)
-        np.full(size, -1, dtype=np.int32),  # ch: ps with one action played
-        np.zeros(A + 1, dtype=np.int32),  # later: legal ids after an action
-        np.zeros(max(64, N_CARD_IDS), dtype=np.int64),  # keys: legal_ids' scratch
-        np.zeros((C, 2), dtype=np.uint64),  # colh: each column's hashes
-        np.zeros(6, dtype=np.uint64),  # rest: stock and runs hashes, and a pair of scratch
-        np.zeros((A, N_ACTION_FEATURES), dtype=np.float32),  # tmp_f: every row's features
-        np.zeros(A, dtype=np.float64),  # tmp_g: every row's gain
-        np.zeros(A, dtype=np.int64),  # tmp_a: every row's action id
-        np.zeros(A, dtype=np.int64),  # order: the rows kept
-        np.zeros(N_CARD_IDS, dtype=np.int64),  # counts: unseen copies of each card
-        np.zeros(int(pr[P_NCARDS]), dtype=np.int32),  # hidden: the unseen cards, sorted
+    return Scratch(
+        ps=np.full(size, -1, dtype=np.int32),
+        ch=np.full(size, -1, dtype=np.int32),
+        later=np.zeros(A + 1, dtype=np.int32),
+        keys=np.zeros(max(64, N_CARD_IDS), dtype=np.int64),
+        colh=np.zeros((C, 2), dtype=np.uint64),
+        rest=np.zeros(6, dtype=np.uint64),
+        tmp_f=np.zeros((A, N_ACTION_FEATURES), dtype=np.float32),
+        tmp_g=np.zeros(A, dtype=np.float64),
+        tmp_a=np.zeros(A, dtype=np.int64),
+        order=np.zeros(A, dtype=np.int64),
+        counts=np.zeros(N_CARD_IDS, dtype=np.int64),
+        hidden=np.zeros(int(pr[P_NCARDS]), dtype=np.int32),
     )
 
 
 def new_memory(n: int, capacity: int) -> Memory:
-    """Empty episode memory of ``n`` games, tables of ``capacity`` slots (a power of 2):
-    ``vkeys, vcounts, vused, since, progress, decisions``."""
+    """Empty episode memory of ``n`` games, tables of ``capacity`` slots (a power of 2)."""
     if capacity < 2 or capacity & (capacity - 1):
         raise ValueError(f"a table capacity must be a power of 2 >= 2, got {capacity}")
-    return (
-        np.zeros((n, capacity, 2), dtype=np.uint64),
-        np.zeros((n, capacity), dtype=np.int32),
-        np.zeros(n, dtype=np.int64),
-        np.zeros(n, dtype=np.int64),
-        np.full((n, 3), -1, dtype=np.int64),
-        np.zeros(n, dtype=np.int64),
+    return Memory(
+        vkeys=np.zeros((n, capacity, 2), dtype=np.uint64),
+        vcounts=np.zeros((n, capacity), dtype=np.int32),
+        vused=np.zeros(n, dtype=np.int64),
+        since=np.zeros(n, dtype=np.int64),
+        progress=np.full((n, 3), -1, dtype=np.int64),
+        decisions=np.zeros(n, dtype=np.int64),
     )
 
 
@@ -379,66 +400,45 @@ def _takes_run(
 # --- one decision of one game ---------------------------------------------------------------------
 
 
-@jit
-def encode_game(
-    pr: np.ndarray,
-    w: np.ndarray,
-    st: np.ndarray,
-    legal: np.ndarray,
-    i: int,
-    feats: np.ndarray,
-    ids: np.ndarray,
-    glob: np.ndarray,
-    memory: Memory,
-    scratch: Scratch,
-) -> bool:
-    """One decision of game ``i`` (``ActionFeatureEncoder.encode``): its state ``st``, its legal
-    ids ``legal`` (count first); rows into ``feats[i]``, ``ids[i]``, globals into ``glob[i]``;
-    the ``memory`` (:func:`new_memory`) counts the position. In ``scratch``
-    (:func:`new_scratch`), ``ps``, ``ch`` are clean state vectors, equal on entry (and on
-    return). Returns False (nothing written) when a column is longer than the table
-    observation's bound."""
-    vkeys, vcounts, vused, since, progress, decisions = memory
-    ps, ch, later, keys, colh, rest, tmp_f, tmp_g, tmp_a, order, counts, hidden = scratch
-    if not player_position(pr, st, ps, counts, hidden):
-        return False
-    C = pr[P_C]
-    L = pr[P_L]
-    o_len = pr[P_OLEN]
-    o_down = pr[P_ODOWN]
-    o_run = pr[P_ORUN]
-    o_cols = pr[P_OCOLS]
-    n_move = pr[P_NMOVE]
-    deal_end = n_move + pr[P_NDEAL]
-    discard_end = deal_end + pr[P_NDISC]
-    dealt_cols = pr[P_DEALT]
-    for k in range(pr[P_SIZE]):  # ch = ps (whole: the stock too)
-        ch[k] = ps[k]
-    # the position, counted as visited
+@jit_inline
+def _visit(pr: np.ndarray, ps: np.ndarray, i: int, memory: Memory, scratch: Scratch) -> tuple:
+    """Count the player's position ``ps`` as met once more in game ``i``'s table; returns its
+    key ``(k1, k2)`` and how often it has been met, this time included. The key's parts stay in
+    ``scratch.colh`` and ``scratch.rest[0:4]`` (a child's key is made from them)."""
+    colh, rest = scratch.colh, scratch.rest
+    vkeys, vcounts = memory.vkeys, memory.vcounts
     position_key(pr, ps, colh, rest)
     k1 = rest[0] + rest[2]
     k2 = rest[1] + rest[3]
-    for c in range(C):
+    for c in range(pr[P_C]):
         k1 += colh[c, 0]
         k2 += colh[c, 1]
     s = _slot(vkeys, vcounts, i, k1, k2)
     if vcounts[i, s] == 0:
         vkeys[i, s, 0] = k1
         vkeys[i, s, 1] = k2
-        vused[i] += 1
+        memory.vused[i] += 1
     vcounts[i, s] += 1
-    here = vcounts[i, s]
+    return k1, k2, vcounts[i, s]
+
+
+@jit_inline
+def _progress(pr: np.ndarray, st: np.ndarray, ps: np.ndarray, i: int, memory: Memory) -> tuple:
+    """The position's face-down cards, empty columns, completed runs and deals left; game
+    ``i``'s decisions since the last progress (a change of the first, the third or the
+    fourth) counted."""
     down_total = 0
     empty = 0
-    for c in range(C):
-        down_total += ps[o_down + c]
-        if ps[o_len + c] == 0:
+    for c in range(pr[P_C]):
+        down_total += ps[pr[P_ODOWN] + c]
+        if ps[pr[P_OLEN] + c] == 0:
             empty += 1
     runs = ps[H_COMP] + ps[H_COMP + 1] + ps[H_COMP + 2] + ps[H_COMP + 3]
     deals_left = 0
     for j in range(pr[P_NP]):
         if st[pr[P_OPILE] + j] > 0:
             deals_left += 1
+    progress, since = memory.progress, memory.since
     if progress[i, 0] == down_total and progress[i, 1] == runs and progress[i, 2] == deals_left:
         since[i] += 1
     else:
@@ -446,129 +446,155 @@ def encode_game(
         progress[i, 1] = runs
         progress[i, 2] = deals_left
         since[i] = 0
-    has_empty = empty > 0
-    # the rows, in the order of the legal ids
-    n_legal = legal[0]
-    n_rows = 0
-    cur_sk = -1  # (src, cards) of the last move into an empty column, as src * 256 + cards
-    seen_dealt = False  # an empty column before / from the free columns took it already
-    seen_free = False
-    deal_legal = False
-    for t in range(n_legal):
-        a = legal[1 + t]
-        f = tmp_f[n_rows]
-        for x in range(N_ACTION_FEATURES):
-            f[x] = 0.0
-        gain = 0.0
-        if a < n_move:
-            src, k, dst = decode_move(pr, a)
-            d_len = ps[o_len + dst]
-            if d_len == 0:
-                sk = src * 256 + k
-                if sk != cur_sk:
-                    cur_sk = sk
-                    seen_dealt = False
-                    seen_free = False
-                if dst < dealt_cols:
-                    if seen_dealt:
-                        continue
-                    seen_dealt = True
-                else:
-                    if seen_free:
-                        continue
-                    seen_free = True
-            f[0] = 1.0
-            s_len = ps[o_len + src]
-            d_src = ps[o_down + src]
-            d_dst = ps[o_down + dst]
-            up = s_len - d_src
-            sbase = o_cols + src * L
-            head = ps[sbase + s_len - k]
-            apply_action(pr, ch, a)
-            gain = move_gain(pr, w, ps, ch, src, dst)
-            reveals = k == up and d_src > 0
-            f[4] = k / 13.0
-            f[5] = 1.0 if reveals else 0.0
-            f[6] = 1.0 if k == s_len else 0.0
-            f[7] = 1.0 if d_len == 0 else 0.0
-            if d_len > 0:
-                top = ps[o_cols + dst * L + d_len - 1]
-                suited = top == head + 1 and head % N_RANKS != KING
-                f[8] = 1.0 if suited else 0.0
-                f[9] = 1.0 if (not suited) and top % N_RANKS == head % N_RANKS + 1 else 0.0
-            if k < up:
-                below = ps[sbase + s_len - k - 1]
-                if below == head + 1 and head % N_RANKS != KING:
-                    f[10] = 1.0
-                elif below % N_RANKS == head % N_RANKS + 1:
-                    f[11] = 1.0
-            f[12] = ch[o_run + dst] / 13.0
-            runs_after = ch[H_COMP] + ch[H_COMP + 1] + ch[H_COMP + 2] + ch[H_COMP + 3]
-            f[13] = 1.0 if runs_after > runs else 0.0
-            f[14] = d_src / 6.0
-            f[15] = d_dst / 6.0
-            if not reveals:
-                # the child's key: the parent's with src, dst and the runs re-hashed
-                c1 = k1 - colh[src, 0] - colh[dst, 0] - rest[2]
-                c2 = k2 - colh[src, 1] - colh[dst, 1] - rest[3]
-                _column_hash(pr, ch, src, rest, 4)
-                c1 += rest[4]
-                c2 += rest[5]
-                _column_hash(pr, ch, dst, rest, 4)
-                c1 += rest[4]
-                c2 += rest[5]
-                _comp_hash(ch, rest, 4)
-                c1 += rest[4]
-                c2 += rest[5]
-                seen = vcounts[i, _slot(vkeys, vcounts, i, c1, c2)]
-                f[18] = min(seen / 3.0, 1.0)
-            if has_empty and d_len == 0 and s_len == k:
-                f[19] = 1.0
-            f[20] = (head % N_RANKS) / 12.0
-            if d_len == 0 and k < s_len and dst < dealt_cols:
-                f[21] = 1.0
-            if not reveals:
-                f[22] = (up - k) / 13.0
-            if reveals and d_src == 1:
-                f[23] = 1.0
-            n_later = -1
-            if not reveals and k < up:
-                n_later = legal_ids(pr, ch, later, keys)
-                rest_up = ch[o_len + src] - ch[o_down + src]
-                if ch[o_down + src] > 0:
-                    for u in range(n_later):
-                        b = later[u]
-                        if b >= n_move:
-                            break
-                        bs, bk, _bd = decode_move(pr, b)
-                        if bs == src and bk == rest_up:
-                            f[24] = 1.0
-                            break
-                f[25] = _takes_run(pr, ch, later, n_later, src, src)
-            if ch[o_len + dst] > ch[o_down + dst]:
-                if n_later < 0:
-                    n_later = legal_ids(pr, ch, later, keys)
-                f[26] = _takes_run(pr, ch, later, n_later, dst, src)
-            _restore(pr, ps, ch, src, dst)
-        elif a < deal_end:
-            f[1] = 1.0
-            deal_legal = True
-        elif a < discard_end:
-            f[2] = 1.0
-            c = a - deal_end
-            apply_action(pr, ch, a)
-            gain = move_gain(pr, w, ps, ch, c, -1)
-            runs_after = ch[H_COMP] + ch[H_COMP + 1] + ch[H_COMP + 2] + ch[H_COMP + 3]
-            f[13] = 1.0 if runs_after > runs else 0.0
-            _restore(pr, ps, ch, c, -1)
-        else:  # undo (the compiled core plays no undo variant: never reached)
-            f[3] = 1.0
-            gain = -100.0
-        f[16] = min(max(gain / 100.0, -20.0), 20.0)
-        tmp_g[n_rows] = gain
-        tmp_a[n_rows] = a
-        n_rows += 1
-    # the best gain among moves and discards, the improving ones
+    return down_total, empty, runs, deals_left
+
+
+@jit_inline
+def _child_seen(
+    pr: np.ndarray,
+    ch: np.ndarray,
+    src: int,
+    dst: int,
+    k1: np.uint64,
+    k2: np.uint64,
+    colh: np.ndarray,
+    rest: np.ndarray,
+    vkeys: np.ndarray,
+    vcounts: np.ndarray,
+    i: int,
+) -> int:
+    """How often game ``i`` met (its table ``vkeys``, ``vcounts``) the position ``ch``: the
+    position of key ``(k1, k2)`` (its parts ``colh``, ``rest``: :func:`position_key`) with a
+    move from ``src`` to ``dst`` played, whose key is the parent's with those two columns and
+    the completed runs hashed again."""
+    c1 = k1 - colh[src, 0] - colh[dst, 0] - rest[2]
+    c2 = k2 - colh[src, 1] - colh[dst, 1] - rest[3]
+    _column_hash(pr, ch, src, rest, 4)
+    c1 += rest[4]
+    c2 += rest[5]
+    _column_hash(pr, ch, dst, rest, 4)
+    c1 += rest[4]
+    c2 += rest[5]
+    _comp_hash(ch, rest, 4)
+    c1 += rest[4]
+    c2 += rest[5]
+    return vcounts[i, _slot(vkeys, vcounts, i, c1, c2)]
+
+
+@jit_inline
+def _move_row(
+    pr: np.ndarray,
+    w: np.ndarray,
+    a: int,
+    src: int,
+    k: int,
+    dst: int,
+    f: np.ndarray,
+    runs: int,
+    has_empty: bool,
+    ps: np.ndarray,
+    ch: np.ndarray,
+    later: np.ndarray,
+    keys: np.ndarray,
+    colh: np.ndarray,
+    rest: np.ndarray,
+    vkeys: np.ndarray,
+    vcounts: np.ndarray,
+    k1: np.uint64,
+    k2: np.uint64,
+    i: int,
+) -> float:
+    """The features ``f`` (zero on entry) of move ``a`` (``k`` cards from ``src`` to ``dst``)
+    on the player's position ``ps``
+    (``ActionFeatureEncoder``'s move row); returns its gain. ``ch`` equals ``ps`` on entry and
+    on return; ``later``, ``keys``: scratch; ``colh``, ``rest``, ``vkeys``, ``vcounts``, ``k1``,
+    ``k2``, ``i``: what :func:`_child_seen` needs.
+
+    Called once per legal move, it takes its arrays one by one, not as the :class:`Scratch` and
+    :class:`Memory` tuples: numba counts references to every array of a tuple passed to a
+    function, inlined or not (measured: about a fifth of the whole decision's time)."""
+    L = pr[P_L]
+    o_len = pr[P_OLEN]
+    o_down = pr[P_ODOWN]
+    o_cols = pr[P_OCOLS]
+    n_move = pr[P_NMOVE]
+    d_len = ps[o_len + dst]
+    f[0] = 1.0
+    s_len = ps[o_len + src]
+    d_src = ps[o_down + src]
+    d_dst = ps[o_down + dst]
+    up = s_len - d_src
+    sbase = o_cols + src * L
+    head = ps[sbase + s_len - k]
+    apply_action(pr, ch, a)
+    gain = move_gain(pr, w, ps, ch, src, dst)
+    reveals = k == up and d_src > 0
+    f[4] = k / 13.0
+    f[5] = 1.0 if reveals else 0.0
+    f[6] = 1.0 if k == s_len else 0.0
+    f[7] = 1.0 if d_len == 0 else 0.0
+    if d_len > 0:
+        top = ps[o_cols + dst * L + d_len - 1]
+        suited = top == head + 1 and head % N_RANKS != KING
+        f[8] = 1.0 if suited else 0.0
+        f[9] = 1.0 if (not suited) and top % N_RANKS == head % N_RANKS + 1 else 0.0
+    if k < up:
+        below = ps[sbase + s_len - k - 1]
+        if below == head + 1 and head % N_RANKS != KING:
+            f[10] = 1.0
+        elif below % N_RANKS == head % N_RANKS + 1:
+            f[11] = 1.0
+    f[12] = ch[pr[P_ORUN] + dst] / 13.0
+    runs_after = ch[H_COMP] + ch[H_COMP + 1] + ch[H_COMP + 2] + ch[H_COMP + 3]
+    f[13] = 1.0 if runs_after > runs else 0.0
+    f[14] = d_src / 6.0
+    f[15] = d_dst / 6.0
+    if not reveals:
+        seen = _child_seen(pr, ch, src, dst, k1, k2, colh, rest, vkeys, vcounts, i)
+        f[18] = min(seen / 3.0, 1.0)
+    if has_empty and d_len == 0 and s_len == k:
+        f[19] = 1.0
+    f[20] = (head % N_RANKS) / 12.0
+    if d_len == 0 and k < s_len and dst < pr[P_DEALT]:
+        f[21] = 1.0
+    if not reveals:
+        f[22] = (up - k) / 13.0
+    if reveals and d_src == 1:
+        f[23] = 1.0
+    n_later = -1
+    if not reveals and k < up:
+        n_later = legal_ids(pr, ch, later, keys)
+        rest_up = ch[o_len + src] - ch[o_down + src]
+        if ch[o_down + src] > 0:
+            for u in range(n_later):
+                b = later[u]
+                if b >= n_move:
+                    break
+                bs, bk, _bd = decode_move(pr, b)
+                if bs == src and bk == rest_up:
+                    f[24] = 1.0
+                    break
+        f[25] = _takes_run(pr, ch, later, n_later, src, src)
+    if ch[o_len + dst] > ch[o_down + dst]:
+        if n_later < 0:
+            n_later = legal_ids(pr, ch, later, keys)
+        f[26] = _takes_run(pr, ch, later, n_later, dst, src)
+    _restore(pr, ps, ch, src, dst)
+    return gain
+
+
+@jit_inline
+def _keep_rows(
+    pr: np.ndarray, n_rows: int, i: int, feats: np.ndarray, ids: np.ndarray, scratch: Scratch
+) -> tuple:
+    """Write the ``n_rows`` rows of ``scratch`` into game ``i``'s ``feats[i]``, ``ids[i]``: all
+    of them, or the ``K`` of highest gain (a stable sort: ties keep the legal order), the best
+    moves and discards marked (feature 17), the rows past them cleared. Returns the rows kept,
+    the best gain of a move or discard and how many of those gain."""
+    tmp_f, tmp_g, tmp_a, order = scratch.tmp_f, scratch.tmp_g, scratch.tmp_a, scratch.order
+    n_move = pr[P_NMOVE]
+    deal_end = n_move + pr[P_NDEAL]
+    discard_end = deal_end + pr[P_NDISC]
     best = 0.0
     any_move = False
     improving = 0
@@ -582,7 +608,6 @@ def encode_game(
             if g > 0:
                 improving += 1
     K = ids.shape[1]
-    # the rows kept: all, or the K of highest gain (a stable sort: ties keep the legal order)
     for r in range(n_rows):
         order[r] = r
     if n_rows > K:
@@ -609,36 +634,121 @@ def encode_game(
         for y in range(N_ACTION_FEATURES):
             feats[i, r, y] = 0.0
         ids[i, r] = -1.0
+    return kept, best, improving
+
+
+@jit
+def encode_game(
+    pr: np.ndarray,
+    w: np.ndarray,
+    st: np.ndarray,
+    legal: np.ndarray,
+    i: int,
+    feats: np.ndarray,
+    ids: np.ndarray,
+    glob: np.ndarray,
+    memory: Memory,
+    scratch: Scratch,
+) -> bool:
+    """One decision of game ``i`` (``ActionFeatureEncoder.encode``): its state ``st``, its legal
+    ids ``legal`` (count first); rows into ``feats[i]``, ``ids[i]``, globals into ``glob[i]``;
+    the ``memory`` (:func:`new_memory`) counts the position. In ``scratch``
+    (:func:`new_scratch`), ``ps``, ``ch`` are clean state vectors, equal on entry (and on
+    return). Returns False (nothing written) when a column is longer than the table
+    observation's bound."""
+    ps, ch, tmp_f = scratch.ps, scratch.ch, scratch.tmp_f
+    if not player_position(pr, st, ps, scratch.counts, scratch.hidden):
+        return False
+    later, keys = scratch.later, scratch.keys
+    n_move = pr[P_NMOVE]
+    deal_end = n_move + pr[P_NDEAL]
+    discard_end = deal_end + pr[P_NDISC]
+    for k in range(pr[P_SIZE]):  # ch = ps (whole: the stock too)
+        ch[k] = ps[k]
+    k1, k2, here = _visit(pr, ps, i, memory, scratch)
+    colh, rest, vkeys, vcounts = scratch.colh, scratch.rest, memory.vkeys, memory.vcounts
+    down_total, empty, runs, deals_left = _progress(pr, st, ps, i, memory)
+    # the rows, in the order of the legal ids; of the moves of one run into empty columns, one
+    # into a dealt column and one into a free column
+    n_rows = 0
+    cur_sk = -1  # (src, cards) of the last move into an empty column, as src * 256 + cards
+    seen_dealt = False  # an empty column before / from the free columns took it already
+    seen_free = False
+    deal_legal = False
+    src, k, dst = -1, 0, -1
+    for t in range(legal[0]):
+        a = legal[1 + t]
+        if a < n_move:
+            src, k, dst = decode_move(pr, a)
+            if ps[pr[P_OLEN] + dst] == 0:
+                sk = src * 256 + k
+                if sk != cur_sk:
+                    cur_sk = sk
+                    seen_dealt = False
+                    seen_free = False
+                if dst < pr[P_DEALT]:
+                    if seen_dealt:
+                        continue
+                    seen_dealt = True
+                else:
+                    if seen_free:
+                        continue
+                    seen_free = True
+        f = tmp_f[n_rows]
+        for x in range(N_ACTION_FEATURES):
+            f[x] = 0.0
+        gain = 0.0
+        if a < n_move:
+            gain = _move_row(
+                pr, w, a, src, k, dst, f, runs, empty > 0, ps, ch, later, keys, colh, rest, vkeys,
+                vcounts, k1, k2, i,
+            )  # fmt: skip
+        elif a < deal_end:
+            f[1] = 1.0
+            deal_legal = True
+        elif a < discard_end:
+            f[2] = 1.0
+            c = a - deal_end
+            apply_action(pr, ch, a)
+            gain = move_gain(pr, w, ps, ch, c, -1)
+            runs_after = ch[H_COMP] + ch[H_COMP + 1] + ch[H_COMP + 2] + ch[H_COMP + 3]
+            f[13] = 1.0 if runs_after > runs else 0.0
+            _restore(pr, ps, ch, c, -1)
+        else:  # undo (the compiled core plays no undo variant: never reached)
+            f[3] = 1.0
+            gain = -100.0
+        f[16] = min(max(gain / 100.0, -20.0), 20.0)
+        scratch.tmp_g[n_rows] = gain
+        scratch.tmp_a[n_rows] = a
+        n_rows += 1
+    kept, best, improving = _keep_rows(pr, n_rows, i, feats, ids, scratch)
     g = glob[i]
-    n_piles = pr[P_NP]
-    g[0] = deals_left / max(1, n_piles)
+    g[0] = deals_left / max(1, pr[P_NP])
     g[1] = runs / max(1, pr[P_NCARDS] // N_RANKS)
     g[2] = down_total / 44.0
-    g[3] = empty / C
+    g[3] = empty / pr[P_C]
     g[4] = kept / 50.0
     g[5] = min(max(best / 100.0, -20.0), 20.0)
     g[6] = improving / 10.0
-    g[7] = min(since[i] / 50.0, 2.0)
+    g[7] = min(memory.since[i] / 50.0, 2.0)
     g[8] = min(here / 5.0, 1.0)
     g[9] = 1.0 if deal_legal else 0.0
-    g[10] = decisions[i] / 1000.0
-    decisions[i] += 1
+    g[10] = memory.decisions[i] / 1000.0
+    memory.decisions[i] += 1
     return True
 
 
 @jit
 def forget(i: int, memory: Memory) -> None:
     """Game ``i`` starts an episode: its memory is emptied (``ActionFeatureEncoder.reset``)."""
-    _, vcounts, vused, since, progress, decisions = memory
-    if vused[i]:
-        for j in range(vcounts.shape[1]):
-            vcounts[i, j] = 0
-    vused[i] = 0
-    since[i] = 0
-    progress[i, 0] = -1
-    progress[i, 1] = -1
-    progress[i, 2] = -1
-    decisions[i] = 0
+    if memory.vused[i]:
+        for j in range(memory.vcounts.shape[1]):
+            memory.vcounts[i, j] = 0
+    memory.vused[i] = 0
+    memory.since[i] = 0
+    for x in range(3):
+        memory.progress[i, x] = -1
+    memory.decisions[i] = 0
 
 
 @jit
