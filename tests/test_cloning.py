@@ -222,7 +222,7 @@ def test_the_batched_ppo_starts_from_the_cloned_model(cloned: Path, tmp_path: Pa
 
 def test_evaluate_plays_a_cloned_model_on_its_sidecars_game(cloned: Path) -> None:
     out = _cli("evaluate", "--agent", str(cloned / "bc.zip"), "--deals", "1000:1002",
-               "--no-progress")  # fmt: skip
+               "--max-steps", "100", "--no-progress")  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("spider-1suit: 2 deals")
     mode = (
