@@ -70,7 +70,7 @@ def check(ok: bool, field: str, problem: str) -> None:
 def setting_up(field: str | None = None) -> Iterator[None]:
     """Inside, what the library raises for something it cannot use (``ValueError``,
     ``TypeError``, ``OSError``) becomes a :class:`SettingsError` naming ``field`` (``None``: no
-    single setting); a message that starts with the field's name loses it (the flag says it)."""
+    single setting); a check's message (``"n_envs must be ..."``) loses the name the flag says."""
     try:
         yield
     except SettingsError:
@@ -80,7 +80,7 @@ def setting_up(field: str | None = None) -> Iterator[None]:
         raise SettingsError(field, f"{where}{exc.strerror or exc}") from None
     except (ValueError, TypeError) as exc:
         text = str(exc)
-        if field is not None and text.startswith(field + " "):
+        if field is not None and text.startswith(f"{field} must "):
             text = text[len(field) + 1 :]
         raise SettingsError(field, text) from None
 
