@@ -144,13 +144,15 @@ ladder-expert: $(STAMP)
 	$(VENV)/bin/spider-env evaluate --agent expert --variant scorpion --deals 0:1000 --jobs 2 \
 	  --csv $(L)/scorpion-0_1000-expert-evaluate.csv --no-progress
 
-# The RL recipe (README, "The RL recipe"): lookahead's games, behaviour cloning, MaskablePPO
-# fine-tuning, curves; about 1.5 hours on 2 cores. Then the table on the test deals 0..999.
+# The RL recipe, an experiment kept in research/rl/ (its record: research/rl/README.md):
+# lookahead's games, behaviour cloning, MaskablePPO fine-tuning, curves; about 1.5 hours on 2
+# cores (docs/models/rl_1suit_recipe.zip). Then rl-table: its table on the test deals 0..999.
 rl-recipe: $(STAMP)
-	$(PY) examples/rl_recipe.py --suits 1 --dir runs/rl_1suit
+	$(PY) research/rl/recipe.py run --suits 1 --dir runs/rl_1suit
 
-# The batched masked PPO (README, "Training at the speed of the env"): train from scratch, then
-# play the test deals 0..999 beside greedy and lookahead (paired McNemar in the JSON).
+# The batched masked PPO (README, "Results of the shipped models": docs/models/rl_1suit.zip,
+# rl_2suit.zip): train from scratch, then play the test deals 0..999 beside greedy and lookahead
+# (paired McNemar in the JSON).
 RL_1SUIT_STEPS ?= 10000000
 rl-1suit: $(STAMP)
 	$(PY) examples/batched_ppo.py --suits 1 --timesteps $(RL_1SUIT_STEPS) --eval-every 2000000 \
@@ -175,7 +177,7 @@ rl-4suit: $(STAMP)
 rl-table: $(STAMP)
 	$(VENV)/bin/spider-env evaluate --agent random --agent greedy --agent lookahead \
 	  --agent runs/rl_1suit/bc.zip --agent docs/models/rl_1suit_recipe.zip --suits 1 --deals 0:1000 \
-	  --jobs 2 --json docs/rl/test_1suit.json
+	  --jobs 2 --json runs/rl_1suit/test.json
 
 # The solver alone (its default: the beam; depth-first search on Scorpion) on deals 0..999 of
 # every variant, every card known (docs/solver/V-0_1000.csv), then the table of the README's

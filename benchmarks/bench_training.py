@@ -4,8 +4,9 @@
   ``SpiderVectorEnv(obs_mode="actions")`` (``--num-envs`` games, ``--n-steps`` each per update);
 * ``sb3-compiled``: sb3-contrib's ``MaskablePPO`` with the same ``ActionSetPolicy`` over the same
   compiled vector env (``spider_env.sb3.SpiderSB3VecEnv``, ``--num-envs`` games);
-* ``sb3-recipe``: ``MaskablePPO`` as the RL recipe trained it (8 ``Spider-v0`` envs in a
-  ``DummyVecEnv``, per-action features encoded in Python by the ``ActionFeatures`` wrapper);
+* ``sb3-recipe``: ``MaskablePPO`` as the RL recipe (``research/rl/recipe.py``) trains it (8
+  ``Spider-v0`` envs in a ``DummyVecEnv``, per-action features encoded in Python by the
+  ``ActionFeatures`` wrapper);
 * CartPole-v1 through ``gym.make`` (``reference.py``), the speed reference of every benchmark.
 
 Every figure is env-steps (decisions of all games) per second of wall time and per CPU-second
@@ -107,12 +108,12 @@ def bench_sb3_compiled(a: argparse.Namespace) -> dict[str, Any]:
 
 def bench_sb3_recipe(a: argparse.Namespace) -> dict[str, Any]:
     from spider_env.agents.rl.envs import env_factories
-    from spider_env.agents.rl.recipe import recipe_sidecar
+    from spider_env.agents.rl.models import action_set_sidecar
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from spider_env.core.variants import classic
 
-    env = recipe_sidecar(classic(a.suits), True).env
+    env = action_set_sidecar(classic(a.suits), True).env
     venv = DummyVecEnv(env_factories(env, 8, seed=0))
     return _learn(_sb3_model(venv, a, 128), a.recipe_steps)
 

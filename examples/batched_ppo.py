@@ -2,7 +2,7 @@
 
     python examples/batched_ppo.py                                  # 1 suit, 2M steps
     python examples/batched_ppo.py --suits 2 --timesteps 20000000 --out runs/ppo_2suit
-    python examples/batched_ppo.py --bc runs/rl_1suit/bc.zip        # from a cloned model
+    python examples/batched_ppo.py --bc runs/bc/bc.zip              # from clone_teacher.py's model
     spider-env evaluate --agent runs/ppo/model.zip --agent greedy --deals 0:1000 --jobs 2
 
 ``--num-envs`` games (256) step together in one ``SpiderVectorEnv`` whose per-action

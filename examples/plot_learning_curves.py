@@ -5,8 +5,8 @@ evaluation on the validation deals). Two panels: win rate and mean completed run
 training timesteps, with the random and greedy agents on the same deals as horizontal lines.
 
     python examples/plot_learning_curves.py \\
-        --run "MaskablePPO=/work/runs/maskable" --run "PPO, no masks=/work/runs/ppo" \\
-        --baselines /work/runs/maskable/baselines.json --out docs/learning_curve.png
+        --run "MaskablePPO=runs/maskable" --run "PPO, no masks=runs/ppo_no_masks" \\
+        --baselines runs/maskable/baselines.json --out learning_curve.png
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
     python examples/train_maskable_ppo.py                      # 1 suit, 1M steps, 8 envs
     python examples/train_maskable_ppo.py --suits 2 --timesteps 3000000 --out runs/ppo2
+    python examples/train_maskable_ppo.py --no-masks --out runs/ppo_no_masks   # plain PPO
     spider-env evaluate --agent runs/maskable_ppo/model.zip --suits 1 --deals 0:1000
 
 What it does:
@@ -23,6 +24,12 @@ What it does:
   rebuild the env: the game, obs_mode, feature_slots...), ``learning_curve.png`` with random and
   greedy on the same deals as horizontal lines, and ``summary.json``.
 
+``--no-masks`` trains Stable-Baselines3's plain PPO on the same envs, encoding, reward, deals,
+network and budget, to see what masking buys: the policy chooses among all action ids, the env
+answers an illegal one as ``--illegal-action`` says (``penalize``: the game unchanged, a reward
+of -1, the step counted), and the evaluations run without masks too (``eval.csv`` records the
+share of illegal actions). The trainer: ``spider_env.agents.rl.sb3_train``.
+
 Deals 0..999 are never used for training or validation: they are the test set of
 ``spider-env evaluate``.
 """
@@ -37,22 +44,15 @@ from typing import Any
 from spider_env.agents.rl.sb3_train import PPOSettings, train
 from spider_env.agents.rl.settings import ArgumentParser, add_flags, parse_and_run
 
-from spider_env.apps.evaluation import evaluate
-
 
 def build_parser() -> ArgumentParser:
     p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_flags(p, PPOSettings, skip=("illegal_action",))  # masked policies meet no illegal action
+    add_flags(p, PPOSettings)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    summary = parse_and_run(
-        build_parser(),
-        PPOSettings,
-        lambda s: train(s, "MaskablePPO", "MaskablePPO", evaluate),
-        argv,
-    )
+    summary = parse_and_run(build_parser(), PPOSettings, train, argv)
     print(json.dumps(summary, indent=2))
     return summary
 

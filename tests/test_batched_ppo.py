@@ -106,6 +106,9 @@ def test_rows_used_counts_the_rows_with_an_id() -> None:
         ({"minibatches": 10_000}, "minibatches"),
         ({"variant": "no-such-game"}, "variant"),
         ({"clip_coef": 0.0}, "clip_coef"),
+        ({"num_envs": 2.5}, "num_envs"),  # an int setting takes no float
+        ({"seed": -1}, "seed"),
+        ({"no_progress": 1}, "no_progress"),  # nor a switch an int
     ],
 )
 def test_bad_settings_name_the_setting(changes: dict, field: str) -> None:

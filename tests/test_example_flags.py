@@ -138,7 +138,7 @@ def _stop(what: str) -> Callable[..., Any]:
     return stop
 
 
-WORK = (evaluation.evaluate, plots.plot_runs, plots.plot_recipe)  # as the scripts name them
+WORK = (evaluation.evaluate, plots.plot_runs)  # as the scripts name them
 
 
 @pytest.fixture
@@ -154,6 +154,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(policy, "behaviour_clone", _stop("behaviour cloning"))
     monkeypatch.setattr(sb3_evaluation, "evaluate_policy", _stop("playing"))
     monkeypatch.setattr(ppo, "make_envs", _stop("training"))  # the batched trainer's games
+    monkeypatch.setattr(evaluation, "evaluate", _stop("evaluating"))  # as the library calls it
     for name in SCRIPTS:
         module = _script(name)
         for attr, value in vars(module).items():

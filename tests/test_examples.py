@@ -1,7 +1,9 @@
-"""The training examples (smoke runs with a tiny budget) and curricula.
+"""The SB3 training example and the tools beside it (smoke runs with a tiny budget).
 
-Each example runs for a few hundred steps (seconds), then the saved model is loaded and played
-through the ``spider-env evaluate`` command line.
+``train_maskable_ppo.py`` runs for a few hundred steps (seconds), with masks and without, then
+the saved model is loaded and played through the ``spider-env evaluate`` command line and
+``evaluate_trained_model.py``; ``plot_learning_curves.py`` and ``compare_records.py`` read what
+runs and evaluations wrote.
 """
 
 from __future__ import annotations
@@ -14,12 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 import pytest
 
-import spider_env
 from spider_env.env import SpiderEnv
-from spider_env.observation import FeatureEncoder
 from spider_env.wrappers import DealRange
 
 pytest.importorskip("sb3_contrib", reason="the training examples need the 'train' extra")
@@ -27,11 +26,6 @@ pytest.importorskip("sb3_contrib", reason="the training examples need the 'train
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))  # the example scripts, imported to call their main()
-from spider_env.agents.rl.curricula import (  # noqa: E402
-    Curriculum,
-    SuitCurriculum,
-    sb3_curriculum_callback,
-)
 
 TINY = [
     "--timesteps", "256",
@@ -161,18 +155,12 @@ def test_maskable_ppo_trains_on_the_compiled_vector_env(tmp_path: Path) -> None:
     assert "rollout/ep_rew_mean" in progress  # VecMonitor counted the 40-step episodes
 
 
-def test_curriculum_refuses_the_vector_env(tmp_path: Path) -> None:
-    import curriculum
-
-    with pytest.raises(SystemExit):
-        curriculum.main(["--vec", "spider", "--out", str(tmp_path)])
-
-
 def test_ppo_without_masks_smoke(tmp_path: Path) -> None:
-    import train_ppo_without_masks
+    import train_maskable_ppo
 
-    summary = train_ppo_without_masks.main([*TINY, "--out", str(tmp_path), "--baselines", "skip"])
-    assert summary["algo"] == "PPO"
+    args = [*TINY, "--no-masks", "--out", str(tmp_path), "--baselines", "skip"]
+    summary = train_maskable_ppo.main(args)
+    assert summary["algo"] == "PPO" and summary["label"] == "PPO, no masks"
     meta = json.loads((tmp_path / "model.json").read_text())
     assert meta["algo"] == "PPO" and meta["use_masking"] is False
     assert (tmp_path / "model.zip").is_file() and (tmp_path / "learning_curve.png").is_file()
@@ -180,17 +168,6 @@ def test_ppo_without_masks_smoke(tmp_path: Path) -> None:
 
     res = evaluate_trained_model.main(["--model", str(tmp_path / "model.zip"), "--deals", "0:2"])
     assert res["masked"] is False and len(res["records"]) == 2  # plays without masks
-
-
-def test_curriculum_example_smoke(tmp_path: Path) -> None:
-    import curriculum
-
-    ignored = {"--eval-freq", "--eval-envs"}  # it validates at the end only, on its own envs
-    args = [a for i, a in enumerate(TINY) if ignored.isdisjoint(TINY[i - 1 : i + 1])]
-    summary = curriculum.main([*args, "--out", str(tmp_path), "--threshold", "0.5"])
-    assert summary["stages"] == [1, 2, 4]
-    assert set(summary["validation"]) == {"1 suit(s)", "2 suit(s)", "4 suit(s)"}
-    assert (tmp_path / "model.zip").is_file()
 
 
 def test_plot_script_draws_runs_side_by_side(maskable_run: Path, tmp_path: Path) -> None:
@@ -216,20 +193,15 @@ def test_every_setting_of_every_trainer_is_documented() -> None:
     # CleanRL style: the string under each field is its documentation and its flag's help
     from dataclasses import fields
 
-    from spider_env.agents.rl.curricula import CurriculumSettings
+    from spider_env.agents.rl.cloning import CloneSettings
+    from spider_env.agents.rl.measure import EvaluationSettings
     from spider_env.agents.rl.ppo import BatchedPPOSettings
-    from spider_env.agents.rl.recipe import (
-        BCSettings,
-        DemoSettings,
-        FinetuneSettings,
-        RecipeSettings,
-    )
     from spider_env.agents.rl.rllib import RLlibSettings
     from spider_env.agents.rl.sb3_train import PPOSettings
     from spider_env.agents.rl.settings import field_docs
 
-    for cls in (PPOSettings, CurriculumSettings, DemoSettings, BCSettings, FinetuneSettings,
-                RecipeSettings, BatchedPPOSettings, RLlibSettings):  # fmt: skip
+    for cls in (PPOSettings, CloneSettings, BatchedPPOSettings, RLlibSettings,
+                EvaluationSettings):  # fmt: skip
         docs = field_docs(cls)
         assert set(docs) == {f.name for f in fields(cls)}, cls
         assert all(docs.values()), cls
@@ -242,38 +214,6 @@ def test_bad_command_line_values_are_refused(tmp_path: Path) -> None:
         train_maskable_ppo.main(["--net-arch", "64,x", "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="timesteps"):
         train_maskable_ppo.main(["--timesteps", "0", "--out", str(tmp_path)])
-
-
-# --- curricula -----------------------------------------------------------------------
-def test_curriculum_moves_on_only_after_a_full_window_above_threshold() -> None:
-    c = Curriculum((1, 2, 4), threshold=0.5, window=4)
-    assert c.suits == 1
-    for won in (True, True, True):
-        assert not c.record(won)  # window not full yet
-    assert c.record(False)  # 3 of 4 = 0.75 >= 0.5
-    assert c.suits == 2 and c.win_rate == 0.0  # the window starts empty at a new stage
-    assert not c.record(True, stage=0)  # a game of the old stage is ignored
-    for won in (False, False, False, True):
-        assert not c.record(won)  # 1 of 4 = 0.25
-    assert c.record(True)  # the last 4: F F T T = 0.5 >= 0.5
-    assert c.suits == 4 and c.is_last
-    for _ in range(10):
-        assert not c.record(True)  # the last stage never ends
-    assert c.history == [(0, 4), (1, 9)]
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "message"),
-    [
-        ({"stages": ()}, "at least one stage"),
-        ({"stages": (1, 3)}, "suit counts"),
-        ({"threshold": 0.0}, "threshold"),
-        ({"window": 0}, "window"),
-    ],
-)
-def test_curriculum_rejects_bad_settings(kwargs: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        Curriculum(**kwargs)
 
 
 def test_deal_range_cycles_and_draws_reproducibly() -> None:
@@ -304,81 +244,6 @@ def test_deal_range_cycles_and_draws_reproducibly() -> None:
         DealRange(gym.make("Spider-v0"), [])
     with pytest.raises(ValueError, match=">= 0"):
         DealRange(gym.make("Spider-v0"), [3, -1])
-
-
-def test_suit_curriculum_observation_is_the_widest_stage_layout() -> None:
-    env = SuitCurriculum(stages=(1, 2, 4), obs_mode="flat", reward_mode="shaped")
-    obs, info = env.reset(options={"deal": 7})
-    assert info["suits"] == 1 and info["curriculum_stage"] == 0
-    assert env.observation_space.contains(obs)
-    # a 1-suit position, widened, reads like the 4-suit encoding of the same cards (all spades)
-    state = spider_env.new_game("spider-1suit", 7)
-    cols, _ = FeatureEncoder(spider_env.classic(4), 6).encode(state)
-    n = cols.size
-    np.testing.assert_array_equal(obs[:n].reshape(cols.shape), cols)
-    assert env.action_masks().sum() == len(spider_env.legal_actions(state))
-    env.set_stage(2)
-    assert env.suits == 1  # takes effect at the next reset
-    _, info = env.reset()
-    assert info["suits"] == 4
-    with pytest.raises(ValueError, match="stage"):
-        env.set_stage(3)
-    with pytest.raises(ValueError, match="learning encoding"):
-        SuitCurriculum(obs_mode="dict")
-    with pytest.raises(ValueError, match="suits"):
-        SuitCurriculum(suits=2)
-
-
-def test_suit_curriculum_offers_the_render_modes_of_its_stages_envs() -> None:
-    pytest.importorskip("PIL", reason="rgb_array needs the render extra")
-    assert SuitCurriculum.metadata["render_modes"] == SpiderEnv.metadata["render_modes"]
-    env = SuitCurriculum(stages=(1, 2), obs_mode="flat", render_mode="rgb_array")
-    env.reset(seed=0)
-    frame = env.render()
-    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
-
-
-def test_suit_curriculum_passes_gymnasium_check_env() -> None:
-    from gymnasium.utils.env_checker import check_env
-
-    check_env(SuitCurriculum(obs_mode="features", max_episode_steps=50), skip_render_check=True)
-
-
-def test_suit_curriculum_advances_itself_with_its_own_curriculum() -> None:
-    class AlwaysWon(Curriculum):
-        def record(self, won: bool, stage: int | None = None) -> bool:
-            return super().record(True, stage)
-
-    env = SuitCurriculum(curriculum=AlwaysWon(window=1), max_episode_steps=3)
-    env.reset(seed=0)
-    seen = set()
-    for _ in range(12):
-        _obs, _, term, trunc, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
-        seen.add(info["suits"])
-        if term or trunc:
-            env.reset()
-    assert seen == {1, 2, 4}
-
-
-def test_sb3_callback_sets_the_stage_of_every_training_env() -> None:
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.monitor import Monitor
-    from stable_baselines3.common.vec_env import DummyVecEnv
-
-    class AlwaysWon(Curriculum):
-        def record(self, won: bool, stage: int | None = None) -> bool:
-            return super().record(True, stage)
-
-    cur = AlwaysWon(window=1)
-
-    def make() -> gym.Env[Any, Any]:
-        return Monitor(SuitCurriculum(max_episode_steps=10))
-
-    venv = DummyVecEnv([make, make])
-    model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=32, n_epochs=1, seed=0)
-    model.learn(64, callback=sb3_curriculum_callback(cur))
-    assert cur.stage == 2
-    assert venv.get_attr("stage") == [2, 2]
 
 
 def test_the_state_guard_catches_reads_from_example_code() -> None:

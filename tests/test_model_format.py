@@ -217,7 +217,7 @@ def test_reading_models_and_sidecars_imports_no_torch() -> None:
         "import sys\n"
         "import spider_env.agents, spider_env.agents.rl, spider_env.agents.model\n"
         "from spider_env.agents.model_format import Sidecar\n"
-        "from spider_env.agents.rl import curricula, envs, plots, sb3_train, settings\n"
+        "from spider_env.agents.rl import cloning, envs, measure, plots, ppo, sb3_train, settings\n"
         "Sidecar.read('docs/models/rl_1suit_recipe.zip')\n"
         "loaded = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules]\n"
         "assert not loaded, loaded\n"

@@ -3,16 +3,21 @@
 model player when it loads a model (:func:`spider_env.agents.model.load_sb3_agent` ->
 :mod:`.models`). Importing this package imports none of torch or SB3; its modules do.
 
-* :mod:`.settings`: settings dataclasses on the command line (one flag per field);
-* :mod:`.envs`: the deal sets (test, validation, training) and the one training env factory;
-* :mod:`.models`: loading a model with the right class, its scores for the player, saving it
-  with its sidecar (the format: :mod:`spider_env.agents.model_format`);
-* :mod:`.measure`: win rates and baselines through the evaluation the caller hands in, and
-  SB3's batched evaluation of a saved model;
-* :mod:`.sb3_train`: MaskablePPO / PPO over the ``flat`` observation (:class:`PPOSettings`);
-* :mod:`.curricula`: suit curricula and their trainer (:class:`CurriculumSettings`);
-* :mod:`.policy`: the RL recipe's ActionSetPolicy and behaviour cloning;
-* :mod:`.imitation`: demonstrations and the cloning data set;
-* :mod:`.recipe`: the RL recipe's stages (demonstrations, cloning, fine-tuning, all of them);
-* :mod:`.plots`: learning curves.
+Three ways to train, each one module and one example script (the README says which to pick):
+
+* :mod:`.ppo`: the batched masked PPO over ``SpiderVectorEnv`` (``examples/batched_ppo.py``),
+  optionally from a model :mod:`.cloning` cloned from a teacher's games
+  (``examples/clone_teacher.py``);
+* :mod:`.sb3_train`: sb3-contrib's MaskablePPO (or plain PPO) over the ``flat`` observation
+  (``examples/train_maskable_ppo.py``);
+* :mod:`.rllib` and :mod:`.rllib_modules`: RLlib's PPO on a Ray cluster (the ``rllib`` extra,
+  ``examples/rllib_ppo.py``).
+
+What they share: :mod:`.settings` (settings dataclasses on the command line, one flag per
+field), :mod:`.envs` (the deal sets and the one training env factory), :mod:`.action_set_net`
+and :mod:`.policy` (the action-set network, its SB3 policy and behaviour cloning),
+:mod:`.imitation` (demonstrations and the cloning data set), :mod:`.models` (making, loading
+and saving models with their sidecar, the player's scores), :mod:`.measure` (win rates,
+baselines, the batched evaluation of a saved model), :mod:`.plots` (learning curves).
+Experiments that are none of the three live in ``research/rl/``.
 """

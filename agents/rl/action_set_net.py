@@ -1,10 +1,10 @@
 """The action-set network in plain torch: one shared MLP scores every legal action's row.
 
-The layers and the forward pass of the RL recipe's policy, without Stable-Baselines3, so that
-every trainer uses the same network with the same parameter names: sb3-contrib's MaskablePPO
-(:class:`~.policy.ActionSetExtractor`), the batched PPO (:mod:`.ppo`, through that extractor)
-and RLlib (:mod:`.rllib_modules`). A model trained by one loads into another by its
-``state_dict``.
+The layers and the forward pass of :class:`~.policy.ActionSetPolicy`, without
+Stable-Baselines3, so that every trainer uses the same network with the same parameter names:
+sb3-contrib's MaskablePPO (:class:`~.policy.ActionSetExtractor`), the batched PPO (:mod:`.ppo`,
+through that extractor) and RLlib (:mod:`.rllib_modules`). A model trained by one loads into
+another by its ``state_dict``.
 
 The observation is ``obs_mode="actions"``'s (:mod:`spider_env.observation.actions`):
 ``"actions"`` ``(B, K, F)`` (one row of features per legal action), ``"action_ids"`` ``(B, K)``

@@ -1,11 +1,11 @@
 """Demonstrations for imitation learning: games of a strong player, recorded as action lists.
 
 A demonstration is a deal number and the actions a teacher (any agent spec of
-:func:`spider_env.agents.make_agent`: ``lookahead`` by default, the strongest 1-suit player we ship)
-played on it. Replaying the actions from the deal rebuilds every observation exactly, so the
-file is small (a few bytes per decision) and any observation encoding can be computed from it
-later (:func:`replay`). The teacher sees only what a player sees; the recorder reads nothing
-hidden either (it keeps the deal number, which is the data set's key, never the agent's input).
+:func:`spider_env.agents.make_agent`: ``lookahead`` by default) played on it. Replaying the
+actions from the deal rebuilds every observation exactly, so the file is small (a few bytes per
+decision) and any observation encoding can be computed from it later (:func:`replay`). The
+teacher sees only what a player sees; the recorder reads nothing hidden either (it keeps the
+deal number, which is the data set's key, never the agent's input).
 
 ``record_demonstrations`` plays the deals (in worker processes with ``jobs``), and
 :func:`save_demonstrations` / :func:`load_demonstrations` store them as ``.npz`` with the
@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from spider_env.core.checks import check_int
 from spider_env.core.variants import Variant, get_variant
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, SpiderEnv
 from spider_env.rewards import RunsReward
@@ -71,8 +72,7 @@ def record_demonstrations(
     ``jobs`` worker processes play in parallel; the games do not depend on ``jobs``.
     """
     v = get_variant(variant)
-    if not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be an int >= 1, got {jobs!r}")
+    check_int("jobs", jobs, 1)
     tasks = [(teacher, v.name, int(d), max_steps, seed + int(d)) for d in deals]
     bar: Any = None
     if progress:

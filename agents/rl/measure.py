@@ -1,66 +1,42 @@
 """Measuring players during and after training.
 
-Training sits beside the evaluation of :mod:`spider_env.apps.evaluation`, not above it (the
-layers: players <- rl, players <- evaluation, both <- apps and examples), so what needs it takes
-it as an argument, :class:`Evaluate`: the caller (an example script) passes
-``spider_env.apps.evaluation.evaluate``. :func:`win_rate` plays a model in training as
-``spider-env evaluate --agent PATH`` plays it once saved; :func:`baselines` plays the named
-players; :func:`evaluate_batched` plays a saved model in SB3's batched ``evaluate_policy``
-(several envs per forward pass, the model's own encoding straight from the env).
+:func:`win_rate` plays a model in training as ``spider-env evaluate --agent PATH`` plays it
+once saved; :func:`baselines` plays the named players (both through
+:func:`spider_env.apps.evaluation.evaluate`); :func:`evaluate_batched` plays a saved model in
+SB3's batched ``evaluate_policy`` (several envs per forward pass, the model's own encoding
+straight from the env), and :func:`evaluate_model` is that as a script's work
+(:class:`EvaluationSettings`, ``examples/evaluate_trained_model.py``).
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Annotated, Any
 
 from spider_env.agents.model_format import Sidecar
 
 from spider_env.core.variants import get_variant
 
 from .envs import make_env, split_deals
+from .settings import InputFile, OutputFile, at_least, check_fields, check_paths, setting_up
 
-
-class Summary(Protocol):
-    """What training reads of one agent's result (``spider_env.apps.evaluation.AgentSummary``)."""
-
-    agent: str
-    wins: int
-    win_rate: float
-    mean_runs: float
-
-
-class Result(Protocol):
-    """What training reads of an evaluation (``spider_env.apps.evaluation.EvaluationResult``)."""
-
-    @property
-    def summaries(self) -> Sequence[Summary]: ...
-
-
-class Evaluate(Protocol):
-    """``spider_env.apps.evaluation.evaluate``, as training calls it."""
-
-    def __call__(
-        self,
-        agents: Any,
-        deals: Any,
-        *,
-        variant: Any = None,
-        jobs: int = 1,
-        max_steps: int | None = None,
-    ) -> Result: ...
+if TYPE_CHECKING:
+    from spider_env.apps.evaluation import AgentSummary
 
 
 def win_rate(
-    model: Any, side: Sidecar, deals: Sequence[int] | range, evaluate: Evaluate, jobs: int = 1
+    model: Any, side: Sidecar, deals: Sequence[int] | range, jobs: int = 1
 ) -> dict[str, float]:
     """``model`` (in memory, playing as ``side`` says) on ``deals`` as ``spider-env evaluate``
     plays it once saved with ``side`` (``jobs`` worker processes): win rate, wins, mean
     completed runs, seconds."""
+    from spider_env.apps.evaluation import evaluate
+
     from .models import model_agent, save_model
 
     t0 = time.perf_counter()
@@ -81,15 +57,17 @@ def win_rate(
 
 
 def baselines(
-    evaluate: Evaluate,
     names: Sequence[str],
     variant: Any,
     deals: Sequence[int] | range,
     *,
     jobs: int = 1,
     max_steps: int | None = None,
-) -> dict[str, Summary]:
-    """The players ``names`` (``"random"``, ``"greedy"``, ``"lookahead"``...) on ``deals``."""
+) -> dict[str, AgentSummary]:
+    """Each of the players ``names`` (``"random"``, ``"greedy"``, ``"lookahead"``...) on
+    ``deals``: its summary (``win_rate``, ``mean_runs``...)."""
+    from spider_env.apps.evaluation import evaluate
+
     res = evaluate(list(names), deals, variant=variant, jobs=jobs, max_steps=max_steps)
     return dict(zip(names, res.summaries))
 
@@ -111,11 +89,10 @@ class BatchedEvaluation:
     seconds: float = 0.0
     """wall time of the games"""
 
-    def summary(
-        self, model_path: str | Path, interval: Callable[[int, int], tuple[float, float]]
-    ) -> dict[str, Any]:
-        """The summary and the records (``interval(wins, games)``: the win rate's 95% interval,
-        e.g. ``spider_env.apps.evaluation.wilson_interval``)."""
+    def summary(self, model_path: str | Path) -> dict[str, Any]:
+        """The summary and the records (the win rate's 95% interval: Wilson's)."""
+        from spider_env.apps.evaluation import wilson_interval
+
         records, env = self.records, self.side.env
         deals = [r["deal"] for r in records]
         wins = sum(r["won"] for r in records)
@@ -134,7 +111,7 @@ class BatchedEvaluation:
             "training_wall_time_s": training.get("wall_time_s"),
             "win_rate": wins / len(records),
             "wins": wins,
-            "ci95": list(interval(wins, len(records))),
+            "ci95": list(wilson_interval(wins, len(records))),
             "mean_completed_runs": sum(r["runs"] for r in records) / len(records),
             "mean_steps": steps / len(records),
             "illegal_action_rate": self.illegal_steps / max(steps, 1),
@@ -215,12 +192,57 @@ def _factory(side: Sidecar, deals: Sequence[int]) -> Any:
     return lambda: make_env(side.env, deals, "cycle")
 
 
+@dataclass(frozen=True)
+class EvaluationSettings:
+    """A saved model played on held-out deals by :func:`evaluate_batched` (one flag each)."""
+
+    model: Annotated[str, InputFile] = "runs/maskable_ppo/model.zip"
+    """model.zip with its model.json sidecar"""
+    deals: Sequence[int] = range(0, 1000)
+    """deal numbers, e.g. 0:1000 (held out)"""
+    n_envs: int = 8
+    """envs played in one batch"""
+    deterministic: bool = False
+    """the most likely action (default: as the sidecar says)"""
+    max_episode_steps: int | None = None
+    """step limit of a game (default: the training step limit)"""
+    seed: int = 0
+    """seed of the sampled actions"""
+    json: Annotated[str, OutputFile] | None = None
+    """write the summary and per-deal results here"""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        at_least(self, 1, "n_envs")
+        if self.max_episode_steps is not None:
+            at_least(self, 1, "max_episode_steps")
+
+
+def evaluate_model(s: EvaluationSettings) -> dict[str, Any]:
+    """:func:`evaluate_batched` as ``s`` says: the summary with the records (also written to
+    ``s.json``). A model without a sidecar naming its game, or one that does not load, is a
+    :class:`~.settings.SettingsError` naming ``model``."""
+    check_paths(s)
+    with setting_up("model"):
+        played = evaluate_batched(
+            s.model,
+            s.deals,
+            n_envs=s.n_envs,
+            deterministic=True if s.deterministic else None,
+            max_episode_steps=s.max_episode_steps,
+            seed=s.seed,
+        )
+    res = played.summary(s.model)
+    if s.json:
+        Path(s.json).write_text(json.dumps(res, indent=1) + "\n")
+    return res
+
+
 __all__ = [
     "BatchedEvaluation",
-    "Evaluate",
-    "Result",
-    "Summary",
+    "EvaluationSettings",
     "baselines",
     "evaluate_batched",
+    "evaluate_model",
     "win_rate",
 ]

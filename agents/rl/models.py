@@ -1,5 +1,7 @@
 """Trained models on the training side: load a ``.zip`` with the right class, turn its policy
-into a plain scoring function for the model player, save it (compactly) with its sidecar.
+into a plain scoring function for the model player, save it (compactly) with its sidecar; make
+and load models of the action-set policy (the network every trainer of ``obs_mode="actions"``
+trains: the batched PPO, behaviour cloning, RLlib's export).
 
 This is where torch and Stable-Baselines3 meet the player: :func:`load_scoring_model` is what
 :func:`spider_env.agents.model.load_sb3_agent` calls, the one place a player reaches training
@@ -17,12 +19,17 @@ from typing import Any
 import numpy as np
 import torch
 from spider_env.agents.model import SB3Agent, ScoringModel
-from spider_env.agents.model_format import ALGOS, ModelLoadError, Sidecar
+from spider_env.agents.model_format import ACTIONS_MODE, ALGOS, EnvSettings, ModelLoadError, Sidecar
+
+from spider_env.core.variants import Variant, get_variant
+from spider_env.observation.actions import DEFAULT_ACTION_ROWS
 
 from .policy import ActionSetPolicy
 
-#: The sidecar's name of the RL recipe's policy class (what models saved now store).
+#: The sidecar's name of the action-set policy class (what models saved now store).
 ACTION_SET_POLICY = f"{ActionSetPolicy.__module__}.{ActionSetPolicy.__qualname__}"
+#: The reward an action-set model is trained on: +1 per completed run, +10 on the win.
+ACTION_SET_REWARD = "runs"
 
 
 def single_thread() -> None:
@@ -166,10 +173,89 @@ def save_model(model: Any, path: str | Path, side: Sidecar) -> Path:
     return path
 
 
+def action_set_sidecar(
+    variant: Variant | str,
+    deterministic: bool,
+    action_rows: int = DEFAULT_ACTION_ROWS,
+    training: dict[str, Any] | None = None,
+) -> Sidecar:
+    """The sidecar of an action-set model: MaskablePPO, :class:`~.policy.ActionSetPolicy`,
+    per-action features (``action_rows`` rows), the :data:`ACTION_SET_REWARD`."""
+    env = EnvSettings(
+        variant=get_variant(variant).spec_text(),
+        obs_mode=ACTIONS_MODE,
+        action_rows=action_rows,
+        reward_mode=ACTION_SET_REWARD,
+    )
+    return Sidecar(
+        env=env,
+        algo="MaskablePPO",
+        policy=ACTION_SET_POLICY,
+        deterministic=deterministic,
+        training=training or {},
+    )
+
+
+def action_set_model(
+    variant: Variant | str,
+    *,
+    hidden: int = 128,
+    action_rows: int = DEFAULT_ACTION_ROWS,
+    seed: int = 0,
+    n_envs: int = 1,
+    **ppo_kwargs: Any,
+) -> Any:
+    """A new ``MaskablePPO`` of :class:`~.policy.ActionSetPolicy` (``hidden`` wide, its weights
+    drawn from ``seed``) on ``n_envs`` training envs of ``variant``
+    (:func:`~.envs.env_factories`, the env of :func:`action_set_sidecar`); ``ppo_kwargs`` go to
+    ``MaskablePPO`` (its own defaults otherwise: the model also holds a policy that another
+    trainer trains, and saves it). No SB3 log (without one, every ``learn()`` leaves an empty
+    ``SB3-<time>`` folder in the temporary directory)."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from .envs import env_factories
+
+    env = action_set_sidecar(variant, True, action_rows).env
+    model = MaskablePPO(
+        ActionSetPolicy,
+        DummyVecEnv(env_factories(env, n_envs, seed=seed)),
+        policy_kwargs={"hidden": hidden, "value_hidden": hidden},
+        seed=seed,
+        device="cpu",
+        verbose=0,
+        **ppo_kwargs,
+    )
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
+
+
+def load_action_set_model(path: str | Path) -> tuple[Sidecar, Variant, Any]:
+    """The sidecar, game and model of a saved action-set model (a cloned one, a batched PPO
+    checkpoint): ``ValueError`` if ``path`` is not one (no sidecar naming its game, another
+    kind of model, a file that does not load)."""
+    side = Sidecar.read(path)
+    variant = side.env.game() if side is not None else None
+    if side is None or variant is None:
+        raise ValueError(f"{path} has no sidecar naming its game")
+    if side.env.obs_mode != ACTIONS_MODE or side.policy != ACTION_SET_POLICY:
+        raise ValueError(
+            f"{path} is not an action-set model (its sidecar has obs_mode "
+            f"{side.env.obs_mode!r} and policy {side.policy!r}, not {ACTIONS_MODE!r} and "
+            f"{ACTION_SET_POLICY}): give a model cloned by examples/clone_teacher.py"
+        )
+    return side, variant, load_model(path, side)
+
+
 __all__ = [
     "ACTION_SET_POLICY",
+    "ACTION_SET_REWARD",
     "action_scores",
+    "action_set_model",
+    "action_set_sidecar",
     "algo_class",
+    "load_action_set_model",
     "load_model",
     "load_scoring_model",
     "model_agent",

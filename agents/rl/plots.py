@@ -1,11 +1,6 @@
-"""Learning curves as PNG files (matplotlib, no display needed).
-
-* :func:`plot_runs`: runs of the training examples side by side (their ``eval.csv``: win rate
-  and mean completed runs against training steps), random and greedy as horizontal lines;
-* :func:`plot_recipe`: the RL recipe's two stages (``bc_curve.csv`` by epoch,
-  ``ppo_curve.csv`` by step: validation win rate, most likely action and sampled) against
-  random, greedy and lookahead (``baselines.json``).
-"""
+"""Learning curves as PNG files (matplotlib, no display needed): :func:`plot_runs` draws runs
+of the trainers side by side (their ``eval.csv``: win rate and mean completed runs against
+training steps), random and greedy as horizontal lines."""
 
 from __future__ import annotations
 
@@ -21,7 +16,6 @@ BASELINE_STYLE = {
     "greedy": ("tab:red", "--"),
     "lookahead": ("tab:purple", "-."),
 }
-RECIPE_BASELINES = ("random", "greedy", "lookahead")
 #: The panels of :func:`plot_runs`: a run's ``eval.csv`` column (and a baseline's key), label.
 RUN_PANELS = (("win_rate", "win rate"), ("mean_completed_runs", "mean completed runs (of 8)"))
 
@@ -64,7 +58,8 @@ def read_baselines(path: str | Path, key: str | None = None) -> dict[str, dict[s
     return entry
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """matplotlib's ``pyplot`` on the Agg backend (files, no display)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -73,11 +68,12 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save(fig: Any, out: Path) -> Path:
+def save_figure(fig: Any, out: Path) -> Path:
+    """Lay out ``fig``, write it to the PNG ``out`` (its folder made if need be), close it."""
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
-    _pyplot().close(fig)
+    pyplot().close(fig)
     return out
 
 
@@ -90,7 +86,7 @@ def plot_runs(
 ) -> Path:
     """Draw ``runs`` (label, ``eval.csv`` path) and ``baselines`` (``{"random": {"win_rate":
     ..., "mean_completed_runs": ...}, "greedy": ...}``) into the PNG ``out``; returns it."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     curves = [(label, read_curve(path)) for label, path in runs]
     for ax, (key, ylabel) in zip(axes, RUN_PANELS):
@@ -107,62 +103,16 @@ def plot_runs(
         ax.set_ylim(*((-0.02, 1.02) if key == "win_rate" else (-0.1, 8.1)))
     axes[0].legend(fontsize=8, loc="best")
     fig.suptitle(title or f"Spider {suits} suit(s): held-out validation deals")
-    return _save(fig, Path(out))
-
-
-def recipe_curves(directory: str | Path) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
-    """The recipe's two curves in ``directory`` (``bc_curve.csv``, ``ppo_curve.csv``), as
-    :func:`read_curve` reads them."""
-    d = Path(directory)
-    return read_curve(d / "bc_curve.csv"), read_curve(d / "ppo_curve.csv")
-
-
-def _recipe_baselines(path: Path) -> dict[str, Any]:
-    base = json.loads(path.read_text())
-    if not isinstance(base, dict) or any(
-        not isinstance(base[n], dict) or "win_rate" not in base[n]
-        for n in RECIPE_BASELINES
-        if n in base
-    ):
-        raise ValueError(f"{path} is not the recipe's baselines.json")
-    return base
-
-
-def plot_recipe(directory: str | Path, out: str | Path, title: str | None = None) -> Path:
-    """Draw the recipe's curves in ``directory`` (:func:`recipe_curves`) and its
-    ``baselines.json`` into the PNG ``out``; returns it."""
-    bc, ppo = recipe_curves(directory)
-    base = _recipe_baselines(Path(directory) / "baselines.json")
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    panels = ((axes[0], bc, "epoch", "behaviour cloning (epochs)"),
-              (axes[1], ppo, "timesteps", "MaskablePPO fine-tuning (env steps)"))  # fmt: skip
-    for ax, rows, x, xlabel in panels:
-        for key, label, marker in (("argmax", "most likely action", "o"),
-                                   ("sampled", "sampled", "s")):  # fmt: skip
-            pts = [(r[x], r[f"win_rate_{key}"]) for r in rows if f"win_rate_{key}" in r]
-            ax.plot(
-                [p[0] for p in pts], [p[1] for p in pts], marker=marker, label=f"model, {label}"
-            )
-        for name in RECIPE_BASELINES:
-            if name in base:
-                color, style = BASELINE_STYLE[name]
-                ax.axhline(base[name]["win_rate"], color=color, linestyle=style, label=name)
-        ax.set_xlabel(xlabel)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel(f"win rate, validation deals {base.get('deals', '')}")
-    axes[1].legend(loc="lower right", fontsize=8)
-    fig.suptitle(title or f"RL recipe on {base.get('variant', '')}")
-    return _save(fig, Path(out))
+    return save_figure(fig, Path(out))
 
 
 __all__ = [
     "BASELINE_STYLE",
-    "RECIPE_BASELINES",
     "RUN_PANELS",
-    "plot_recipe",
+    "RUN_STYLES",
     "plot_runs",
+    "pyplot",
     "read_baselines",
     "read_curve",
-    "recipe_curves",
+    "save_figure",
 ]

@@ -1,4 +1,4 @@
-"""The RL recipe's policy: one shared network scores every legal action's features.
+"""The action-set policy: one shared network scores every legal action's features.
 
 :class:`ActionSetPolicy` is a ``MaskableActorCriticPolicy`` for sb3-contrib's ``MaskablePPO``
 over the ``obs_mode="actions"`` observation (:mod:`spider_env.observation.actions`):
@@ -24,6 +24,8 @@ from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
+
+from spider_env.core.checks import check_int, check_number
 
 from .action_set_net import NO_ROW_LOGIT, ActionSetLayers
 
@@ -158,11 +160,9 @@ def behaviour_clone(
     by ``value_coef``, on every decision). Returns one dict per epoch (losses, and the share of
     ``valid``'s cloned decisions where the policy's most likely action is the teacher's).
     """
-    for name, value in (("epochs", epochs), ("batch_size", batch_size)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    if not lr > 0:
-        raise ValueError(f"lr must be > 0, got {lr!r}")
+    check_int("epochs", epochs, 1)
+    check_int("batch_size", batch_size, 1)
+    check_number("lr", lr, 0, low_open=True)
     if len(train) == 0:
         raise ValueError("no decisions to clone")
     gen = th.Generator().manual_seed(seed)

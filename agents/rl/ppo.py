@@ -7,10 +7,10 @@ normalisation, a linearly annealed learning rate) written for Spider's action se
   call, whose observation describes every legal action by one row of features (computed in the
   compiled core too); the trainer reads the env's own buffers (``copy=False``), nothing is
   encoded in Python;
-* the policy is :class:`~.policy.ActionSetPolicy`, the network MaskablePPO trains in the RL
-  recipe: one shared scorer over the rows and a pooled value. The distribution is a categorical
-  over the **rows**, masked to the rows that stand for legal actions (id ``>= 0``); its
-  entropy is the masked entropy. Each row stands for one action id, so this is exactly the
+* the policy is :class:`~.policy.ActionSetPolicy` (:mod:`.action_set_net`): one shared scorer
+  over the rows and a pooled value. The distribution is a categorical over the **rows**,
+  masked to the rows that stand for legal actions (id ``>= 0``); its entropy is the masked
+  entropy. Each row stands for one action id, so this is exactly the
   policy's distribution over Spider's action ids that ``spider-env evaluate`` plays;
 * the masks (which rows are legal actions, the ``action_ids`` rows) are stored with the
   rollout, so the update scores exactly the choices the rollout had;
@@ -23,8 +23,9 @@ Every ``eval_every`` steps the policy (most likely action) plays the validation 
 once in a second vector env (:func:`play_deals`), which is a row of ``eval.csv`` and a
 checkpoint in the model format ``spider-env evaluate --agent MODEL`` plays (a MaskablePPO zip
 with its sidecar): the checkpoint that won the most validation deals (ties: the later) is
-saved as ``model.zip``. ``bc`` starts from a cloned model (``rl_bc.py``'s), the first stage of
-the recipe. :class:`BatchedPPOSettings` is every setting, one line of documentation each.
+saved as ``model.zip``. ``bc`` starts from a cloned model (:mod:`.cloning`,
+``examples/clone_teacher.py``) instead of a fresh network. :class:`BatchedPPOSettings` is every
+setting, one line of documentation each.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ class BatchedPPOSettings:
     max_episode_steps: int = DEFAULT_MAX_EPISODE_STEPS
     """step limit per game"""
     bc: Annotated[str, InputFile] | None = None
-    """start from this cloned model (rl_bc.py's) instead of a fresh network"""
+    """start from this cloned model (clone_teacher.py's) instead of a fresh network"""
     eval_every: int = 250_000
     """env steps between evaluations on the validation deals"""
     eval_deals: int = 200
@@ -273,27 +274,24 @@ def play_deals(
 def _new_model(variant: Variant, s: BatchedPPOSettings) -> Any:
     """The MaskablePPO whose policy is trained (and which saves it): the cloned model of
     ``s.bc``, else a fresh :class:`~.policy.ActionSetPolicy` of width ``s.hidden``."""
-    from .recipe import FinetuneSettings, new_model
+    from .models import action_set_model, load_action_set_model
 
-    if s.bc is not None:
-        from .recipe import _cloned_model
-
-        side, bc_variant, bc = _cloned_model(s.bc)
-        check(bc_variant == variant, "bc", f"{s.bc} plays {bc_variant.name}, not {variant.name}")
-        check(side.env.action_rows == s.action_rows, "bc",
-              f"{s.bc} has {side.env.action_rows} action rows, not {s.action_rows}")  # fmt: skip
-        model = new_model(variant, FinetuneSettings(n_envs=1, seed=s.seed),
-                          hidden=int(bc.policy.hidden), action_rows=s.action_rows)  # fmt: skip
-        model.policy.load_state_dict(bc.policy.state_dict())
-        return model
-    return new_model(variant, FinetuneSettings(n_envs=1, seed=s.seed), hidden=s.hidden,
-                     action_rows=s.action_rows)  # fmt: skip
+    if s.bc is None:
+        return action_set_model(variant, hidden=s.hidden, action_rows=s.action_rows, seed=s.seed)
+    side, bc_variant, bc = load_action_set_model(s.bc)
+    check(bc_variant == variant, "bc", f"{s.bc} plays {bc_variant.name}, not {variant.name}")
+    check(side.env.action_rows == s.action_rows, "bc",
+          f"{s.bc} has {side.env.action_rows} action rows, not {s.action_rows}")  # fmt: skip
+    model = action_set_model(variant, hidden=int(bc.policy.hidden), action_rows=s.action_rows,
+                             seed=s.seed)  # fmt: skip
+    model.policy.load_state_dict(bc.policy.state_dict())
+    return model
 
 
 def _sidecar(variant: Variant, s: BatchedPPOSettings, training: dict[str, Any]) -> Any:
-    from .recipe import recipe_sidecar
+    from .models import action_set_sidecar
 
-    side = recipe_sidecar(variant, True, s.action_rows, training=training)
+    side = action_set_sidecar(variant, True, s.action_rows, training=training)
     return side.replace(reward_mode=s.reward_mode, max_episode_steps=s.max_episode_steps)
 
 

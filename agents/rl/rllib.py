@@ -15,7 +15,7 @@ Three pieces, and :func:`train` that puts them together:
   ``seed + w``), so no two games of a run share a seed. The env raises on an illegal action
   (``illegal_action="raise"``): a run that finishes took none.
 * **the policy** (:mod:`.rllib_modules`): RLModules that mask the logits with the observation's
-  mask; the action-set network of the RL recipe (``"actions"``) or two MLPs (``"flat"``).
+  mask; the action-set network (``"actions"``) or two MLPs (``"flat"``).
 * **the config** (:func:`ppo_config`): RLlib's ``PPOConfig`` from :class:`RLlibSettings`
   (env runners, envs per runner, learners, PPO's settings).
 
@@ -44,6 +44,7 @@ from gymnasium.vector import VectorEnv, VectorWrapper
 from gymnasium.vector.utils import batch_space
 from spider_env.agents.model_format import ACTIONS_MODE, EnvSettings, Sidecar
 
+from spider_env.core.checks import is_int
 from spider_env.core.variants import Variant, get_variant, resolve_variant
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
 from spider_env.observation import DEFAULT_FEATURE_SLOTS, MAX_FEATURE_SLOTS
@@ -93,7 +94,7 @@ class RLlibSettings:
     variant: Annotated[str, Name] | None = None
     """any registered variant instead of classic Spider"""
     obs_mode: str = field(default=ACTIONS_MODE, metadata={"choices": OBS_MODES})
-    """the policy's observation: per-action features (the RL recipe's network) or flat"""
+    """the policy's observation: per-action features (the action-set network) or flat"""
     hidden: int = 64
     """width of every hidden layer of the policy"""
     action_rows: int = DEFAULT_ACTION_ROWS
@@ -274,8 +275,8 @@ class RLlibVectorEnv(VectorWrapper):
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            seed = int(seed) * self.num_envs
+        if is_int(seed):
+            seed = int(seed) * self.num_envs  # type: ignore[arg-type]
         obs, info = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
         return self._obs(obs, info), info
 
@@ -352,14 +353,12 @@ def export_model(module: Any, s: RLlibSettings, path: str | Path, training: dict
     (the format ``spider-env evaluate --agent`` plays): the same network, weights copied by
     name, so that its most likely action is the module's. Returns the model's path."""
     from .envs import env_factories
-    from .models import ACTION_SET_POLICY, save_model
-    from .recipe import FinetuneSettings, new_model
+    from .models import ACTION_SET_POLICY, action_set_model, save_model
 
     variant = s.game()
     env = s.env()
     if s.obs_mode == ACTIONS_MODE:
-        model = new_model(variant, FinetuneSettings(n_envs=1, seed=s.seed), hidden=s.hidden,
-                          action_rows=s.action_rows)  # fmt: skip
+        model = action_set_model(variant, hidden=s.hidden, action_rows=s.action_rows, seed=s.seed)
         policy_name = ACTION_SET_POLICY
     else:
         from sb3_contrib import MaskablePPO

@@ -5,7 +5,7 @@ Both read the mask from the observation (``"action_mask"``, beside the observati
 categorical never samples one, in training and in inference alike; PPO's value comes from
 :class:`~ray.rllib.core.rl_module.apis.ValueFunctionAPI`.
 
-* :class:`ActionSetRLModule`: the RL recipe's network (:class:`~.action_set_net.ActionSetNet`)
+* :class:`ActionSetRLModule`: the action-set network (:class:`~.action_set_net.ActionSetNet`)
   over ``obs_mode="actions"`` with ``mask_in_obs=True``; its parameters are named as in
   sb3-contrib's ``ActionSetPolicy`` (``features_extractor.*``, ``value_net.*``), so that
   :func:`~.rllib.export_model` saves it as a model ``spider-env evaluate --agent`` plays;
@@ -28,6 +28,8 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 from torch import nn
 
+from spider_env.core.checks import check_int
+
 from .action_set_net import ActionSetNet
 
 DEFAULT_HIDDEN = 64
@@ -38,9 +40,7 @@ OBSERVATIONS = "observations"  # the flat observation's key beside the mask
 def _hidden(module: TorchRLModule) -> int:
     config = module.model_config or {}
     hidden = config.get("hidden", DEFAULT_HIDDEN) if isinstance(config, dict) else DEFAULT_HIDDEN
-    if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 1:
-        raise ValueError(f"model_config['hidden'] must be an int >= 1, got {hidden!r}")
-    return hidden
+    return check_int("model_config['hidden']", hidden, 1)
 
 
 def _dict_space(module: TorchRLModule, keys: tuple[str, ...], obs_mode: str) -> spaces.Dict:
@@ -97,7 +97,7 @@ class _MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
 
 
 class ActionSetRLModule(_MaskedPPOModule):
-    """The RL recipe's action-set network for RLlib's PPO (see the module docstring)."""
+    """The action-set network for RLlib's PPO (see the module docstring)."""
 
     def setup(self) -> None:
         space = _dict_space(self, ("actions", "action_ids", "globals", MASK), "actions")

@@ -1,12 +1,13 @@
-"""MaskablePPO or plain PPO over the ``flat`` observation (``examples/train_maskable_ppo.py``,
-``train_ppo_without_masks.py``): :class:`PPOSettings` and :func:`train` (importing this module
-imports neither torch nor SB3; training does).
+"""sb3-contrib's MaskablePPO (or, with ``no_masks``, Stable-Baselines3's plain PPO) over the
+``flat`` observation (``examples/train_maskable_ppo.py``): :class:`PPOSettings` and
+:func:`train` (importing this module imports neither torch nor SB3; training does).
 
 ``--n-envs`` training games on random :data:`~.envs.TRAIN_DEALS`; every ``eval_freq`` steps
 the policy plays validation deals (:func:`eval_callback`: win rate, completed runs, share of
 illegal actions; ``eval.csv`` and TensorBoard); checkpoints; at the end the model with its
 sidecar, random and greedy on the validation deals (``baselines.json``), the learning curve and
-a summary.
+a summary. The pieces (:func:`new_model`, :func:`set_logger`, :func:`eval_callback`) are
+SB3's idiom, for a training loop of your own.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import numpy as np
 from spider_env.agents.model_format import EnvSettings, Sidecar
@@ -42,13 +43,10 @@ from .settings import (
     setting_up,
 )
 
-if TYPE_CHECKING:
-    from .measure import Evaluate
-
 
 @dataclass(frozen=True)
 class PPOSettings:
-    """A MaskablePPO / PPO run over the ``flat`` observation (one flag each)."""
+    """A MaskablePPO (or plain PPO) run over the ``flat`` observation (one flag each)."""
 
     suits: int = field(default=1, metadata={"choices": (1, 2, 4)})
     """suits of classic Spider"""
@@ -71,8 +69,11 @@ class PPOSettings:
     """face-up card slots per column"""
     max_episode_steps: int = DEFAULT_MAX_EPISODE_STEPS
     """step limit per game"""
+    no_masks: bool = False
+    """plain PPO without action masks: the policy chooses among all action ids and the env
+    answers an illegal one (--illegal-action); to measure what masking buys"""
     illegal_action: str = field(default="penalize", metadata={"choices": ILLEGAL_ACTION_POLICIES})
-    """the env's answer to an illegal action (plain PPO meets it; masked policies never)"""
+    """the env's answer to an illegal action (only plain PPO, --no-masks, takes one)"""
     n_steps: int = 256
     """rollout steps per env between updates"""
     batch_size: int = 512
@@ -131,6 +132,16 @@ class PPOSettings:
             illegal_action=self.illegal_action,
             max_episode_steps=self.max_episode_steps,
         )
+
+    @property
+    def algo(self) -> str:
+        """The algorithm's name: ``"MaskablePPO"``, or ``"PPO"`` with ``no_masks``."""
+        return "PPO" if self.no_masks else "MaskablePPO"
+
+    @property
+    def label(self) -> str:
+        """The run's name in its summary and plot."""
+        return "PPO, no masks" if self.no_masks else "MaskablePPO"
 
     def hyperparameters(self) -> dict[str, Any]:
         """The PPO arguments (as recorded in the sidecar)."""
@@ -225,9 +236,7 @@ def eval_callback(csv_path: Path, **kwargs: Any) -> Any:
     return SpiderEvalCallback(**kwargs)
 
 
-def cached_baselines(
-    evaluate: Evaluate, s: PPOSettings, cache: Path
-) -> dict[str, dict[str, float]]:
+def cached_baselines(s: PPOSettings, cache: Path) -> dict[str, dict[str, float]]:
     """Random and greedy on the run's validation deals (the learning curve's env and step
     limit); kept in the JSON file ``cache``, keyed by those settings (a cache that cannot be read
     is made again)."""
@@ -243,9 +252,8 @@ def cached_baselines(
         data = {}
     if key not in data:
         played = baselines(
-            evaluate, ("random", "greedy"), s.env().variant, deals,
-            max_steps=s.max_episode_steps,
-        )  # fmt: skip
+            ("random", "greedy"), s.env().variant, deals, max_steps=s.max_episode_steps
+        )
         data[key] = {
             name: {"win_rate": r.win_rate, "mean_completed_runs": r.mean_runs}
             for name, r in played.items()
@@ -254,7 +262,7 @@ def cached_baselines(
     return dict(data[key])
 
 
-def _set_up(s: PPOSettings, algo: str, env: EnvSettings, deals: range) -> tuple[Any, Any, Any]:
+def _set_up(s: PPOSettings, env: EnvSettings, deals: range) -> tuple[Any, Any, Any]:
     """The training envs, the validation envs and the model of a run (``--resume``: the
     checkpoint, with its optimizer state); :class:`SettingsError` if they cannot be made (the
     envs made so far closed)."""
@@ -268,22 +276,22 @@ def _set_up(s: PPOSettings, algo: str, env: EnvSettings, deals: range) -> tuple[
             on_error.callback(eval_env.close)
         with setting_up("resume" if s.resume else None):
             if s.resume:
-                model = load_model(s.resume, algo=algo, env=venv)
+                model = load_model(s.resume, algo=s.algo, env=venv)
             else:
-                model = new_model(algo_class(algo), venv, s)
+                model = new_model(algo_class(s.algo), venv, s)
         on_error.pop_all()
     return venv, eval_env, model
 
 
-def train(s: PPOSettings, algo: str, label: str, evaluate: Evaluate) -> dict[str, Any]:
-    """Train ``algo`` ("MaskablePPO" or "PPO") as ``s`` says; returns the summary.
+def train(s: PPOSettings) -> dict[str, Any]:
+    """Train as ``s`` says (MaskablePPO, or plain PPO with ``s.no_masks``); returns the summary.
 
     Before anything is trained or written, a setting that cannot be used (a path, the resumed
     checkpoint, what the envs or the model refuse) is a :class:`SettingsError`. Writes to
     ``s.out``: ``model.zip`` (compact, see :func:`~.models.save_compact`) +
     ``model.json`` (sidecar), ``best_model/``, ``checkpoints/``, TensorBoard events,
     ``progress.csv`` (SB3 logger), ``eval.csv`` (one row per evaluation), ``baselines.json``
-    (random and greedy, played by ``evaluate``), ``learning_curve.png``, ``summary.json``.
+    (random and greedy), ``learning_curve.png``, ``summary.json``.
     """
     check_paths(s)  # first: no import of torch for a path that cannot be used
     import torch
@@ -291,10 +299,10 @@ def train(s: PPOSettings, algo: str, label: str, evaluate: Evaluate) -> dict[str
 
     from .models import save_model
 
-    masked = algo == "MaskablePPO"
+    algo, label = s.algo, s.label
     env = s.env()
     deals = validation_deals(s.eval_episodes)
-    venv, eval_env, model = _set_up(s, algo, env, deals)
+    venv, eval_env, model = _set_up(s, env, deals)
     torch.set_num_threads(s.torch_threads)
     out = Path(s.out)
     with setting_up("out"):
@@ -314,7 +322,7 @@ def train(s: PPOSettings, algo: str, label: str, evaluate: Evaluate) -> dict[str
                 log_path=str(out / "eval"),
                 best_model_save_path=str(out / "best_model"),
                 deterministic=s.deterministic,
-                use_masking=masked,
+                use_masking=not s.no_masks,
                 verbose=s.verbose,
             )
         )
@@ -366,7 +374,7 @@ def train(s: PPOSettings, algo: str, label: str, evaluate: Evaluate) -> dict[str
         summary["last_eval"] = rows[-1]
     base: dict[str, dict[str, float]] = {}
     if s.baselines == "compute" and s.eval_freq:
-        base = cached_baselines(evaluate, s, out / "baselines.json")
+        base = cached_baselines(s, out / "baselines.json")
         summary["baselines"] = base
     if rows:
         plot_runs([(label, eval_csv)], base, out / "learning_curve.png", suits=s.suits)

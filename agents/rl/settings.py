@@ -1,15 +1,14 @@
 """Settings dataclasses and their command line (CleanRL style: one dataclass per trainer, each
 field documented by the string literal below it).
 
-:func:`add_flags` gives a parser one flag per field (``--n-envs`` for ``n_envs``; the type and
-default from the field, the help from its documentation); :func:`from_args` parses a command
-line into the dataclass. Settings check themselves (``__post_init__``: :func:`check_fields`,
-:func:`at_least`, :func:`check`) and raise :class:`SettingsError` naming the field; the work they
-configure checks the paths they name (:func:`check_paths`) and turns what the library raises
-while setting up into the same error (:func:`setting_up`), all before anything is trained or
-written. :class:`ArgumentParser` turns those errors, and its own, into one line on stderr and
-exit status 2 (:class:`UsageError`), as the ``spider-env`` command does; :func:`parse_and_run`
-is a script's whole command line.
+Settings check themselves in ``__post_init__`` through :mod:`spider_env.core.checks`
+(:func:`check_fields`: each field's type, choices and seed; :func:`at_least`, :func:`above`,
+:func:`check`: bounds and the rest) and raise :class:`SettingsError` naming the field. A trainer
+checks the paths they name (:func:`check_paths`) and turns what the library refuses while
+setting up into the same error (:func:`setting_up`), before anything is trained or written.
+:func:`add_flags` gives a parser one flag per field (``--n-envs`` for ``n_envs``, help from the
+field's documentation), and :func:`parse_and_run` is a script's ``main``: every error is one
+line on stderr naming the flag, exit status 2 (:class:`ArgumentParser`), as ``spider-env`` does.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import ast
 import dataclasses
 import functools
 import inspect
-import math
 import os
 import sys
 import textwrap
@@ -31,12 +29,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NewType, NoReturn, TypeVar
 
+from spider_env.core.checks import check_bool, check_int, check_number, is_int
+
 T = TypeVar("T")
 R = TypeVar("R")
 
 # What a text setting names: a field says it in its annotation (``Annotated[str, InputFile]``), a
 # flag added by hand in ``type=InputFile``. The flag passes the text through unchanged; what it
-# names is checked where it is used.
+# names is checked where it is used (:func:`path_problem`).
 InputFile = NewType("InputFile", str)  # a file read (it must exist)
 InputDir = NewType("InputDir", str)  # a folder read (it must exist)
 OutputFile = NewType("OutputFile", str)  # a file written (its folder is made if need be)
@@ -66,40 +66,91 @@ def check(ok: bool, field: str, problem: str) -> None:
         raise SettingsError(field, problem)
 
 
-def at_least(settings: Any, low: float, *names: str) -> None:
-    """Every field in ``names`` is ``>= low``."""
+@contextmanager
+def setting_up(field: str | None = None) -> Iterator[None]:
+    """Inside, what the library raises for something it cannot use (``ValueError``,
+    ``TypeError``, ``OSError``) becomes a :class:`SettingsError` naming ``field`` (``None``: no
+    single setting); a check's message (``"n_envs must be ..."``) loses the name the flag says."""
+    try:
+        yield
+    except SettingsError:
+        raise
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise SettingsError(field, f"{where}{exc.strerror or exc}") from None
+    except (ValueError, TypeError) as exc:
+        text = str(exc)
+        if field is not None and text.startswith(f"{field} must "):
+            text = text[len(field) + 1 :]
+        raise SettingsError(field, text) from None
+
+
+def at_least(settings: Any, low: int, *names: str) -> None:
+    """Every field in ``names`` is ``>= low`` (an int field as an int)."""
     for name in names:
         value = getattr(settings, name)
-        check(value >= low, name, f"must be >= {low}, got {value}")
+        with setting_up(name):
+            if is_int(value):
+                check_int(name, value, low)
+            else:
+                check_number(name, value, low)
 
 
 def above(settings: Any, low: float, *names: str) -> None:
-    """Every field in ``names`` is ``> low``."""
+    """Every field in ``names`` is a number ``> low``."""
     for name in names:
-        value = getattr(settings, name)
-        check(value > low, name, f"must be > {low}, got {value}")
+        with setting_up(name):
+            check_number(name, getattr(settings, name), low, low_open=True)
 
 
 def check_discounts(settings: Any) -> None:
     """A return's discounts: ``gamma`` in (0, 1], ``gae_lambda`` in [0, 1] (every trainer's)."""
-    check(0 < settings.gamma <= 1, "gamma", f"must be in (0, 1], got {settings.gamma}")
-    lam = settings.gae_lambda
-    check(0 <= lam <= 1, "gae_lambda", f"must be in [0, 1], got {lam}")
+    with setting_up("gamma"):
+        check_number("gamma", settings.gamma, 0, 1, low_open=True)
+    with setting_up("gae_lambda"):
+        check_number("gae_lambda", settings.gae_lambda, 0, 1)
+
+
+def _unwrap(hint: Any) -> Any:
+    """``X`` for ``X | None``."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        (hint,) = [k for k in typing.get_args(hint) if k is not type(None)]
+    return hint
+
+
+def _kind(hint: Any) -> Any:
+    """The text kind of a field's type hint (``Annotated[str, InputFile]``), or None."""
+    hint = _unwrap(hint)
+    if typing.get_origin(hint) is typing.Annotated and hint.__metadata__[0] in TEXT_KINDS:
+        return hint.__metadata__[0]
+    return None
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls, include_extras=True)
 
 
 def check_fields(settings: Any) -> None:
-    """What every settings dataclass checks first: each float field is a finite number, each
-    field with ``metadata["choices"]`` one of them, and a ``seed`` field ``0 .. MAX_SEED``."""
+    """What every settings dataclass checks first: each int, float and bool field has its type
+    (a float a finite number; ``None`` where the annotation allows it), each field with
+    ``metadata["choices"]`` is one of them, and a ``seed`` is in ``0 .. MAX_SEED``."""
     for f in dataclasses.fields(settings):
-        value = getattr(settings, f.name)
-        if isinstance(value, float):
-            check(math.isfinite(value), f.name, f"must be a finite number, got {value}")
+        value, hint = getattr(settings, f.name), _hints(settings.__class__)[f.name]
+        kind = _unwrap(hint)
+        with setting_up(f.name):
+            if value is None and kind is not hint:
+                continue
+            if kind is int:
+                check_int(f.name, value, *((0, MAX_SEED) if f.name == "seed" else ()))
+            elif kind is float:
+                check_number(f.name, value)
+            elif kind is bool:
+                check_bool(f.name, value)
         choices = f.metadata.get("choices")
         if choices is not None:
             shown = ", ".join(map(str, choices))
             check(value in choices, f.name, f"must be one of {shown}, got {value!r}")
-        if f.name == "seed":
-            check(0 <= value <= MAX_SEED, f.name, f"must be in 0..{MAX_SEED}, got {value}")
 
 
 def path_problem(kind: Any, path: str | Path) -> str | None:
@@ -130,18 +181,11 @@ def path_problem(kind: Any, path: str | Path) -> str | None:
     return None
 
 
-@cache
-def text_kinds(cls: type) -> dict[str, Any]:
-    """The kind (:data:`TEXT_KINDS`) of each field of ``cls`` that has one."""
-    hints = typing.get_type_hints(cls, include_extras=True)
-    return {name: kind for name, hint in hints.items() if (kind := _kind(hint)) is not None}
-
-
 def check_paths(settings: Any, kinds: Sequence[Any] = (*WRITTEN, *READ)) -> None:
     """:class:`SettingsError` for the first path field of ``settings`` (a dataclass whose
     fields say their kind) that cannot be used: the kinds in the order of ``kinds`` (by default
     what is written first, then what is read), fields of one kind in order."""
-    fields = text_kinds(settings.__class__)
+    fields = {name: _kind(hint) for name, hint in _hints(settings.__class__).items()}
     for kind in kinds:
         for name, k in fields.items():
             value = getattr(settings, name)
@@ -150,22 +194,7 @@ def check_paths(settings: Any, kinds: Sequence[Any] = (*WRITTEN, *READ)) -> None
                 check(problem is None, name, str(problem))
 
 
-@contextmanager
-def setting_up(field: str | None = None) -> Iterator[None]:
-    """Inside, what the library raises for something it cannot use (``ValueError``,
-    ``TypeError``, ``OSError``) becomes a :class:`SettingsError` naming ``field`` (``None``: no
-    single setting). For the steps before the work starts: their errors come out as one line."""
-    try:
-        yield
-    except SettingsError:
-        raise
-    except OSError as exc:
-        where = f"{exc.filename}: " if exc.filename else ""
-        raise SettingsError(field, f"{where}{exc.strerror or exc}") from None
-    except (ValueError, TypeError) as exc:
-        raise SettingsError(field, str(exc)) from None
-
-
+# --- the command line ---------------------------------------------------------------------------
 class UsageError(SystemExit):
     """A bad command line: exit status 2; ``str()`` is the line printed on stderr."""
 
@@ -225,14 +254,6 @@ def ints(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"expected comma-separated ints, got {text!r}") from None
 
 
-def _show(value: Any) -> str:
-    if isinstance(value, range):
-        return f"{value.start}:{value.stop}"
-    if isinstance(value, tuple):
-        return ",".join(map(str, value))
-    return str(value)
-
-
 def flag_type(fn: Callable[[str], Any]) -> Callable[[str], Any]:
     """``fn`` as an argparse type: its ``ValueError`` is reported with its message (not
     "invalid value")."""
@@ -247,25 +268,18 @@ def flag_type(fn: Callable[[str], Any]) -> Callable[[str], Any]:
     return parse
 
 
-def _unwrap(hint: Any) -> Any:
-    """``X`` for ``X | None``."""
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        (hint,) = [k for k in typing.get_args(hint) if k is not type(None)]
-    return hint
+def _show(value: Any) -> str:
+    if isinstance(value, range):
+        return f"{value.start}:{value.stop}"
+    if isinstance(value, tuple):
+        return ",".join(map(str, value))
+    return str(value)
 
 
-def _kind(hint: Any) -> Any:
-    """The text kind of a field's type hint (``Annotated[str, InputFile]``), or None."""
-    hint = _unwrap(hint)
-    if typing.get_origin(hint) is typing.Annotated and hint.__metadata__[0] in TEXT_KINDS:
-        return hint.__metadata__[0]
-    return None
-
-
-def _parser_of(kind: Any) -> Callable[[str], Any]:
-    if _kind(kind) is not None:
-        return _kind(kind)
-    kind = _unwrap(kind)
+def _parser_of(hint: Any) -> Callable[[str], Any]:
+    if _kind(hint) is not None:
+        return _kind(hint)
+    kind = _unwrap(hint)
     if typing.get_origin(kind) is tuple:
         return ints
     if kind in (int, float, str):
@@ -278,46 +292,29 @@ def add_flags(
     cls: type,
     *,
     skip: Iterable[str] = (),
-    defaults: Mapping[str, Any] | None = None,
     parse: Mapping[str, Callable[[str], Any]] | None = None,
 ) -> None:
     """One flag per field of the dataclass ``cls`` except ``skip``: ``--name`` of the field's
     type (``parse[name]`` turns the text into the value; a bool field, False by default, is a
-    switch); ``defaults`` replaces fields' defaults; a field's ``metadata["choices"]`` limits
-    its values."""
-    hints = typing.get_type_hints(cls, include_extras=True)
-    docs = field_docs(cls)
-    defaults, parse = defaults or {}, parse or {}
+    switch); a field's ``metadata["choices"]`` limits its values."""
+    docs, parse = field_docs(cls), parse or {}
     for f in dataclasses.fields(cls):
         if f.name in skip:
             continue
-        default = defaults.get(f.name, f.default)
         help_text = docs.get(f.name, "")
-        if hints[f.name] is bool:
-            if default:
+        if _hints(cls)[f.name] is bool:
+            if f.default:
                 raise TypeError(f"{cls.__name__}.{f.name}: a switch must default to False")
             parser.add_argument(flag_name(f.name), action="store_true", help=help_text)
             continue
         parser.add_argument(
             flag_name(f.name),
             dest=f.name,
-            type=flag_type(parse[f.name]) if f.name in parse else _parser_of(hints[f.name]),
+            type=flag_type(parse[f.name]) if f.name in parse else _parser_of(_hints(cls)[f.name]),
             choices=f.metadata.get("choices"),
-            default=default,
-            help=f"{help_text} (default: {_show(default)})",
+            default=f.default,
+            help=f"{help_text} (default: {_show(f.default)})",
         )
-
-
-def from_args(parser: ArgumentParser, cls: type[T], argv: Sequence[str] | None = None) -> T:
-    """Parse ``argv`` (default: ``sys.argv``) into ``cls`` (fields without a flag keep their
-    defaults). A bad value exits as :meth:`ArgumentParser.error` does."""
-    args = parser.parse_args(argv)
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    values = {k: v for k, v in vars(args).items() if k in names}
-    try:
-        return cls(**values)
-    except SettingsError as exc:
-        parser.fail(exc)
 
 
 def parse_and_run(
@@ -326,11 +323,14 @@ def parse_and_run(
     work: Callable[[T], R],
     argv: Sequence[str] | None = None,
 ) -> R:
-    """A script's command line: ``argv`` parsed into ``cls`` (:func:`from_args`), then
-    ``work(settings)``; a :class:`SettingsError` of the work (a path or setting it could not
-    use, found before it started) exits as :meth:`ArgumentParser.fail` does."""
-    settings = from_args(parser, cls, argv)
+    """A script's command line: ``argv`` (default: ``sys.argv``) parsed into ``cls`` (fields
+    without a flag keep their defaults), then ``work(settings)``. A bad value, or a
+    :class:`SettingsError` of the work (a path or setting it could not use, found before it
+    started), exits as :meth:`ArgumentParser.fail` does."""
+    args = parser.parse_args(argv)
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     try:
+        settings = cls(**{k: v for k, v in vars(args).items() if k in names})
         return work(settings)
     except SettingsError as exc:
         parser.fail(exc)
@@ -361,10 +361,8 @@ __all__ = [
     "field_docs",
     "flag_name",
     "flag_type",
-    "from_args",
     "ints",
     "parse_and_run",
     "path_problem",
     "setting_up",
-    "text_kinds",
 ]

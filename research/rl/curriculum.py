@@ -1,7 +1,12 @@
-"""Curricula for training: which deals an agent practises on, and how hard the game is.
+"""Suit curricula with MaskablePPO, kept as an experiment: 1 suit, then 2, then 4, moving on
+when the win rate of the last ``--window`` training games of the current stage reaches
+``--threshold`` (the record: ``research/rl/README.md``).
 
-Two small pieces, usable with any RL library (only the SB3 callback and the trainer need
-Stable-Baselines3, imported when you ask for them):
+    python research/rl/curriculum.py --timesteps 5000000 --threshold 0.5 --window 200
+
+Never measured beyond a smoke run: the flat MaskablePPO it trains wins no 1-suit game, so it
+would never leave the first stage. The pieces, usable with any RL library (only the SB3
+callback and the trainer need Stable-Baselines3, imported when you ask for them):
 
 * :class:`Curriculum`: the schedule, pure Python. Stages are suit counts (default 1, then 2,
   then 4); :meth:`Curriculum.record` takes episode outcomes and moves on to the next stage
@@ -20,12 +25,17 @@ Example (one env, no framework)::
     env = SuitCurriculum(curriculum=Curriculum(threshold=0.5, window=100),
                          obs_mode="flat", reward_mode="shaped", train_deals=TRAIN_DEALS)
 
-:func:`train_curriculum` trains MaskablePPO through a suit curriculum
-(``examples/curriculum.py``; settings: :class:`CurriculumSettings`).
+:func:`train_curriculum` trains MaskablePPO through a suit curriculum (settings:
+:class:`CurriculumSettings`, the PPO settings of ``examples/train_maskable_ppo.py`` and the
+schedule). At the end the model plays the validation deals (1000..) of every stage with masks,
+and the results, the stage history and the model go to ``--out``. The saved model expects the
+widened curriculum observation, so load it with :class:`SuitCurriculum` (not ``spider-env
+evaluate``).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from collections import deque
@@ -37,16 +47,24 @@ from typing import Annotated, Any
 
 import gymnasium as gym
 import numpy as np
+from spider_env.agents.rl.envs import TRAIN_DEALS, monitored, validation_deals
+from spider_env.agents.rl.sb3_train import PPOSettings, new_model, set_logger
+from spider_env.agents.rl.settings import (
+    ArgumentParser,
+    OutputDir,
+    add_flags,
+    check,
+    check_paths,
+    parse_and_run,
+    setting_up,
+)
 
 from spider_env.core.cards import N_RANKS
+from spider_env.core.checks import check_int, check_number, is_int
 from spider_env.core.variants import classic
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS, SpiderEnv
 from spider_env.observation import DEFAULT_FEATURE_SLOTS, card_slot_width, feature_width
 from spider_env.wrappers import DealRange
-
-from .envs import TRAIN_DEALS, monitored, validation_deals
-from .sb3_train import PPOSettings, new_model, set_logger
-from .settings import OutputDir, SettingsError, check, check_paths, setting_up
 
 
 class Curriculum:
@@ -66,15 +84,11 @@ class Curriculum:
         if not stages:
             raise ValueError("a curriculum needs at least one stage")
         for s in stages:
-            if isinstance(s, bool) or s not in (1, 2, 4):
+            if not (is_int(s) and s in (1, 2, 4)):
                 raise ValueError(f"curriculum stages are suit counts 1, 2 or 4, got {s!r}")
-        if not 0.0 < threshold <= 1.0:
-            raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
-        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-            raise ValueError(f"window must be an int >= 1, got {window!r}")
         self.stages = stages
-        self.threshold = float(threshold)
-        self.window = window
+        self.threshold = check_number("threshold", threshold, 0, 1, low_open=True)
+        self.window = check_int("window", window, 1)
         self.stage = 0
         self.history: list[tuple[int, int]] = []  # (stage, episodes recorded when it ended)
         self.episodes = 0
@@ -210,11 +224,7 @@ class SuitCurriculum(gym.Env[Any, np.int64]):
 
     def set_stage(self, stage: int) -> None:
         """Play stage ``stage`` (an index into ``stages``) from the next ``reset`` on."""
-        if isinstance(stage, bool) or not isinstance(stage, (int, np.integer)):
-            raise TypeError(f"stage must be an int, got {stage!r}")
-        if not 0 <= stage < len(self.stages):
-            raise ValueError(f"stage must be in 0..{len(self.stages) - 1}, got {stage}")
-        self.stage = int(stage)
+        self.stage = check_int("stage", stage, 0, len(self.stages) - 1)
 
     def action_masks(self) -> np.ndarray:
         return np.asarray(self._envs[self._active].get_wrapper_attr("action_masks")())
@@ -330,15 +340,13 @@ class CurriculumSettings(PPOSettings):
         check(self.vec != "spider", "vec", "the curriculum changes each env's suits: use "
               "dummy or subproc, not spider")  # fmt: skip
         for name in ("stages", "threshold", "window"):  # Curriculum's rules, field by field
-            try:
+            with setting_up(name):
                 Curriculum(**{name: getattr(self, name)})
-            except ValueError as exc:
-                raise SettingsError(name, str(exc)) from None
 
 
 #: The PPO settings a curriculum run does not read (the stages choose the suits; the model is
-#: validated at the end only, on its own envs; no baselines; no resuming).
-UNUSED = ("suits", "illegal_action", "eval_freq", "eval_envs", "baselines", "resume")
+#: validated at the end only, on its own envs; no baselines; no resuming; masks always).
+UNUSED = ("suits", "no_masks", "illegal_action", "eval_freq", "eval_envs", "baselines", "resume")
 
 
 def curriculum_env(s: CurriculumSettings, stage: int | None = None) -> gym.Env[Any, Any]:
@@ -454,13 +462,17 @@ def train_curriculum(s: CurriculumSettings) -> dict[str, Any]:
     return summary
 
 
-__all__ = [
-    "UNUSED",
-    "Curriculum",
-    "CurriculumSettings",
-    "SuitCurriculum",
-    "curriculum_env",
-    "sb3_curriculum_callback",
-    "train_curriculum",
-    "validate",
-]
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_flags(p, CurriculumSettings, skip=UNUSED)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    summary = parse_and_run(build_parser(), CurriculumSettings, train_curriculum, argv)
+    print(json.dumps(summary, indent=2))
+    return summary
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,6 @@
-"""The RL recipe: demonstrations, the shared-scorer policy, behaviour cloning, fine-tuning, the
-examples (smoke runs with tiny budgets) and the shipped model."""
+"""Behaviour cloning, the first stage of the batched-PPO path: demonstrations, the action-set
+policy, cloning (``examples/clone_teacher.py``, a smoke run with tiny budgets), the batched PPO
+starting from the cloned model, and the shipped models of the action-set policy."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 from conftest import permute_hidden
 
-pytest.importorskip("sb3_contrib", reason="the RL recipe needs the 'train' extra")
+pytest.importorskip("sb3_contrib", reason="cloning needs the 'train' extra")
 
 import torch
 from spider_env.agents import make_agent
@@ -27,12 +28,13 @@ from spider_env.agents.rl.imitation import (
     replay,
     save_demonstrations,
 )
+from spider_env.agents.rl.models import action_set_model, load_model
 from spider_env.agents.rl.policy import NO_ROW_LOGIT, bc_accuracy, behaviour_clone
-from spider_env.agents.rl.recipe import FinetuneSettings, new_model
 
 from spider_env.env import SpiderEnv
 from spider_env.observation.actions import ActionFeatureEncoder
 
+torch.set_num_threads(1)  # small networks on a shared CPU: one thread is the faster
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 SHIPPED = ROOT / "docs" / "models" / "rl_1suit_recipe.zip"
@@ -59,13 +61,20 @@ def demos() -> list[Demonstration]:
     return list(record_demonstrations(range(100000, 100003), "spider-1suit", max_steps=300))
 
 
-@pytest.fixture(scope="module")
-def recipe(tmp_path_factory: Any) -> Path:
-    """A whole recipe run with tiny budgets (every stage's script, in process)."""
-    import rl_recipe
+TINY_CLONE = ["--deals", "100000:100003", "--max-steps", "200", "--epochs", "1",
+              "--eval-deals", "1", "--hidden", "32", "--no-progress"]  # fmt: skip
 
-    d = tmp_path_factory.mktemp("recipe")
-    assert rl_recipe.main(["--tiny", "--dir", str(d), "--jobs", "1"]) == 0
+
+@pytest.fixture(scope="module")
+def cloned(tmp_path_factory: Any) -> Path:
+    """A cloned model of tiny budgets (``clone_teacher.py``, in process): its folder."""
+    import clone_teacher
+
+    d = tmp_path_factory.mktemp("bc")
+    summary = clone_teacher.main(
+        [*TINY_CLONE, "--demos", str(d / "demos.npz"), "--out", str(d / "bc.zip")]
+    )
+    assert summary["recorded"]["games"] == 3 and summary["model"] == str(d / "bc.zip")
     return d
 
 
@@ -120,7 +129,7 @@ def _obs_batch(deal: int = 3) -> tuple[dict[str, torch.Tensor], np.ndarray]:
 
 
 def test_policy_scores_actions_by_their_rows_not_by_row_order() -> None:
-    model = new_model("spider-1suit", FinetuneSettings(n_envs=1))
+    model = action_set_model("spider-1suit")
     policy = model.policy
     obs, mask = _obs_batch()
     n = int((obs["action_ids"] >= 0).sum())
@@ -143,14 +152,14 @@ def test_policy_scores_actions_by_their_rows_not_by_row_order() -> None:
     assert p[~mask].sum() == 0 and p.sum() == pytest.approx(1.0, abs=1e-5)
 
 
-def test_fine_tuning_leaves_no_sb3_log_folder_in_the_temporary_directory(
+def test_training_an_action_set_model_leaves_no_sb3_log_folder_in_the_temporary_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import tempfile
 
     monkeypatch.delenv("SB3_LOGDIR", raising=False)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # SB3's fallback folder lands here
-    model = new_model("spider-1suit", FinetuneSettings(n_envs=1, n_steps=8, batch_size=8))
+    model = action_set_model("spider-1suit", n_steps=8, batch_size=8)
     model.learn(8)
     assert model.num_timesteps == 8
     assert sorted(p.name for p in tmp_path.glob("SB3-*")) == []
@@ -159,7 +168,7 @@ def test_fine_tuning_leaves_no_sb3_log_folder_in_the_temporary_directory(
 def test_behaviour_cloning_learns_the_teachers_choices(demos: Any) -> None:
     torch.manual_seed(0)
     data = build_bc_dataset(demos, "spider-1suit")
-    model = new_model("spider-1suit", FinetuneSettings(n_envs=1), hidden=64)
+    model = action_set_model("spider-1suit", hidden=64)
     before = bc_accuracy(model.policy, data)["valid_accuracy"]
     hist = behaviour_clone(model.policy, data, data, epochs=15, batch_size=128, lr=3e-3)
     after = hist[-1]["valid_accuracy"]
@@ -168,58 +177,82 @@ def test_behaviour_cloning_learns_the_teachers_choices(demos: Any) -> None:
     assert after > max(0.4, before + 0.25), (before, after)
 
 
-# --- the examples -----------------------------------------------------------------------------
-def test_recipe_smoke_run_writes_model_curves_and_wall_times(recipe: Path) -> None:
-    for name in ("demos.npz", "bc.zip", "bc_curve.csv", "ppo.zip", "ppo_curve.csv",
-                 "model.zip", "model.json", "baselines.json", "learning_curves.png"):  # fmt: skip
-        assert (recipe / name).exists(), name
-    summary = json.loads((recipe / "recipe.json").read_text())
-    assert set(summary["wall_time_s"]) >= {"demonstrations", "behaviour cloning", "fine-tuning"}
-    side = json.loads((recipe / "model.json").read_text())
+# --- cloning and the batched PPO from the clone ---------------------------------------------------
+def test_cloning_writes_the_model_its_curve_and_the_teachers_games(cloned: Path) -> None:
+    for name in ("demos.npz", "bc.zip", "bc.json", "bc_curve.csv"):
+        assert (cloned / name).is_file(), name
+    side = json.loads((cloned / "bc.json").read_text())
     assert side["env_kwargs"]["obs_mode"] == "actions"
     assert side["env_kwargs"]["variant"] == "spider-1suit"
-    assert set(json.loads((recipe / "baselines.json").read_text())) >= {"random", "greedy"}
+    assert side["training"]["teacher"] == "lookahead"
+    demos, meta = load_demonstrations(str(cloned / "demos.npz"))
+    assert [d.deal for d in demos] == [100000, 100001, 100002] and meta["teacher"] == "lookahead"
 
 
-def test_plot_script_draws_a_recipe_run(recipe: Path, tmp_path: Path) -> None:
-    out = _script("rl_plot.py", "--dir", str(recipe), "--out", str(tmp_path / "c.png"))
-    assert out.returncode == 0, out.stderr
-    assert (tmp_path / "c.png").stat().st_size > 1000
+def test_a_demonstrations_file_of_another_teacher_is_refused_before_any_work(
+    cloned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import clone_teacher
+
+    out = tmp_path / "bc.zip"
+    with pytest.raises(SystemExit) as exc:
+        clone_teacher.main([*TINY_CLONE, "--teacher", "greedy", "--demos",
+                            str(cloned / "demos.npz"), "--out", str(out)])  # fmt: skip
+    assert exc.value.code == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "--demos" in line and "lookahead's games" in line
+    assert list(tmp_path.iterdir()) == []
 
 
-def test_evaluate_plays_a_recipe_model_on_its_sidecars_game(recipe: Path) -> None:
-    out = _cli("evaluate", "--agent", str(recipe / "model.zip"), "--deals", "1000:1002",
-               "--no-progress")  # fmt: skip
+def test_the_batched_ppo_starts_from_the_cloned_model(cloned: Path, tmp_path: Path) -> None:
+    from spider_env.agents.rl import ppo
+
+    s = ppo.BatchedPPOSettings(bc=str(cloned / "bc.zip"), num_envs=8, n_steps=8, timesteps=64,
+                               eval_every=64, eval_deals=2, eval_envs=2, max_episode_steps=20,
+                               minibatches=2, no_progress=True, torch_threads=1,
+                               out=str(tmp_path))  # fmt: skip
+    summary = ppo.train(s)
+    assert summary["timesteps"] == 64 and summary["illegal_actions"] == 0
+    bc = load_model(cloned / "bc.zip").policy.state_dict()
+    first = load_model(tmp_path / "checkpoints" / "model_0.zip").policy.state_dict()
+    last = load_model(tmp_path / "checkpoints" / "model_64.zip").policy.state_dict()
+    assert all(torch.equal(bc[k], first[k]) for k in bc)  # step 0: the clone itself
+    assert not all(torch.equal(bc[k], last[k]) for k in bc)  # then trained on
+
+
+def test_evaluate_plays_a_cloned_model_on_its_sidecars_game(cloned: Path) -> None:
+    out = _cli("evaluate", "--agent", str(cloned / "bc.zip"), "--deals", "1000:1002",
+               "--max-steps", "100", "--no-progress")  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("spider-1suit: 2 deals")
     mode = (
         "most likely"
-        if json.loads((recipe / "model.json").read_text())["deterministic"]
+        if json.loads((cloned / "bc.json").read_text())["deterministic"]
         else "sampled"
     )
     assert f"({mode})" in out.stdout
 
 
 def test_evaluate_refuses_models_of_different_games_without_a_game(
-    recipe: Path, tmp_path: Path
+    cloned: Path, tmp_path: Path
 ) -> None:
     other = tmp_path / "other.zip"
-    shutil.copyfile(recipe / "model.zip", other)
-    side = json.loads((recipe / "model.json").read_text())
+    shutil.copyfile(cloned / "bc.zip", other)
+    side = json.loads((cloned / "bc.json").read_text())
     side["env_kwargs"]["variant"] = "spider-2suit"
     other.with_suffix(".json").write_text(json.dumps(side))
-    out = _cli("evaluate", "--agent", str(recipe / "model.zip"), "--agent", str(other),
+    out = _cli("evaluate", "--agent", str(cloned / "bc.zip"), "--agent", str(other),
                "--deals", "1000:1001")  # fmt: skip
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1 and "different games" in out.stderr
 
 
-def test_model_agent_sees_nothing_hidden(recipe: Path) -> None:
-    """The permutation test for a recipe model: the same choices with the hidden cards
+def test_model_agent_sees_nothing_hidden(cloned: Path) -> None:
+    """The permutation test for an action-set model: the same choices with the hidden cards
     shuffled (most likely action, and sampled with the same RNG state)."""
     rng = np.random.default_rng(0)
     for deterministic in (True, False):
-        agent = make_agent(str(recipe / "model.zip"), seed=1, deterministic=deterministic)
+        agent = make_agent(str(cloned / "bc.zip"), seed=1, deterministic=deterministic)
         env, twin = SpiderEnv(suits=1), SpiderEnv(suits=1)
         obs, info = env.reset(options={"deal": 1005})
         agent.reset(seed=1)
@@ -237,18 +270,14 @@ def test_model_agent_sees_nothing_hidden(recipe: Path) -> None:
 @pytest.mark.parametrize(
     ("script", "args", "message"),
     [
-        ("rl_demos.py", ["--deals", "990:1010"], "test set"),
-        ("rl_demos.py", ["--variant", "no-such-game"], "no-such-game"),
-        ("rl_bc.py", ["--demos", "missing.npz"], "missing.npz"),
-        ("rl_finetune.py", ["--bc", "missing.zip"], "missing.zip"),
-        ("rl_finetune.py", ["--timesteps", "0"], "--timesteps"),
-        ("rl_plot.py", ["--dir", "no-such-dir"], "no-such-dir"),
-        ("rl_demos.py", ["--teacher", "nosuch", "--deals", "100000:100001"], "nosuch"),
-        ("rl_demos.py", ["--jobs", "0"], "--jobs"),
-        ("rl_bc.py", ["--epochs", "0"], "--epochs"),
-        ("rl_finetune.py", ["--gamma", "2"], "--gamma"),
-        ("rl_plot.py", ["--compute-baselines", "bad"], "VARIANT:START:STOP"),
-        ("rl_recipe.py", ["--jobs", "0"], "--jobs"),
+        ("clone_teacher.py", ["--deals", "990:1010"], "test set"),
+        ("clone_teacher.py", ["--variant", "no-such-game"], "no-such-game"),
+        ("clone_teacher.py", ["--teacher", "nosuch", "--deals", "100000:100001"], "nosuch"),
+        ("clone_teacher.py", ["--jobs", "0"], "--jobs"),
+        ("clone_teacher.py", ["--epochs", "0"], "--epochs"),
+        ("clone_teacher.py", ["--lr", "0"], "--lr"),
+        ("batched_ppo.py", ["--bc", "missing.zip"], "missing.zip"),
+        ("batched_ppo.py", ["--gamma", "2"], "--gamma"),
     ],
 )
 def test_example_errors_are_one_line_with_status_2(
@@ -260,7 +289,7 @@ def test_example_errors_are_one_line_with_status_2(
     assert len(lines) == 1 and message in lines[0], out.stderr
 
 
-# --- the shipped model (in git: a missing file fails these tests) --------------------------------
+# --- the shipped recipe model (in git: a missing file fails these tests) -------------------------
 def test_shipped_model_plays_1suit_as_measured() -> None:
     assert SHIPPED.is_file() and SHIPPED.with_suffix(".json").is_file(), "the shipped model"
     side = json.loads(SHIPPED.with_suffix(".json").read_text())
