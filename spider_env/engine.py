@@ -32,6 +32,7 @@ from spider_env.core.state import State
 from spider_env.core.variants import Variant
 from spider_env.fast import available as fast_available
 from spider_env.fast import load_kernel, refusal, warn_unavailable
+from spider_env.fast.buffers import Batch, StepConfig
 from spider_env.fast.layout import P_SIZE, STATE_DTYPE, from_array, params, to_array
 from spider_env.heuristics import PositionScorer
 from spider_env.observation import (
@@ -448,7 +449,10 @@ class CompiledEngine(Engine):
 
     # ``_pr``: the variant's one read-only parameter vector, never a copy (a writable copy has a
     # numba signature of its own: every compiled function would be compiled again)
-    _DERIVED = (*Engine._DERIVED, "_pr", "_k", "_tab", "_play_args", "_scratch", "_one_row")
+    _DERIVED = (
+        *Engine._DERIVED, "_pr", "_k", "_tab", "_batch", "_config", "_play_args", "_scratch",
+        "_one_row",
+    )  # fmt: skip
 
     def __init__(self, variant: Variant, n: int, **settings: Any) -> None:
         super().__init__(variant, n, **settings)
@@ -486,6 +490,17 @@ class CompiledEngine(Engine):
         self._pr = params(self.variant)
         self._k = load_kernel()
         self._tab = self.obs.table.reshape(self.n, -1)  # the kernel writes a table as one row
+        o = self.obs
+        self._batch = Batch(
+            states=self._states, masks=self.masks, legal=self._legal, tab=self._tab,
+            comp=o.completed, tops=o.pile_tops, feat=o.features, info=self.counters,
+            rewards=self.rewards, terminated=self.terminated, truncated=self.truncated,
+            ended=self.ended, elapsed=self.elapsed, illegal=self.illegal,
+        )  # fmt: skip
+        self._config = StepConfig(
+            keys=self._keys, mode=self._rmode, w=self._rw,
+            terminate_illegal=self.terminate_illegal, obs_kind=self._obs_kind, flay=self._flay,
+        )  # fmt: skip
         self._play_args: dict[int, tuple[Any, ...]] = {}
         if self._actions:
             from spider_env.fast.action_features import new_scratch  # a compiled module
@@ -515,11 +530,7 @@ class CompiledEngine(Engine):
 
     def _observe(self, rows: np.ndarray) -> None:
         self._cache.clear()
-        o = self.obs
-        overflow = self._k.observe_rows(
-            self._pr, self._states, rows, self.masks, self._legal, self._keys, self._obs_kind,
-            self._flay, self._tab, o.completed, o.pile_tops, o.features, self.counters,
-        )  # fmt: skip
+        overflow = self._k.observe_rows(self._pr, self._batch, self._config, rows)
         if self._actions:
             overflow = self._decide(rows, self._fresh_rows[: len(rows)])
         self._restarted(rows)
@@ -577,13 +588,9 @@ class CompiledEngine(Engine):
             raise ColumnOverflowError.of(self.state(i), i)
 
     def step(self, actions: np.ndarray, resets: np.ndarray, max_steps: int) -> int:
-        o = self.obs
         n_ended: int = self._k.step_batch(
-            self._pr, self._states, actions, resets, self.masks, self._legal, self._keys,
-            self._rmode, self._rw, self.terminate_illegal, self._obs_kind, self._flay,
-            self._tab, o.completed, o.pile_tops, o.features, self.rewards, self.terminated,
-            self.truncated, self.ended, self.elapsed, max_steps, self.illegal, self.counters,
-        )  # fmt: skip
+            self._pr, self._batch, self._config, actions, resets, max_steps
+        )
         if n_ended >= -self.n:  # ended games, or an action out of range (nothing changed)
             if n_ended >= 0:
                 self._cache.clear()

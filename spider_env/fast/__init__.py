@@ -18,7 +18,8 @@ One module per concern (the compiled ones import numba, the others do not):
 * :mod:`~spider_env.fast.action_features`: the per-action features, ``obs_mode="actions"``
   (compiled);
 * :mod:`~spider_env.fast.rewards`: the built-in rewards (compiled);
-* :mod:`~spider_env.fast.step`: whole transitions of one game or of ``N`` (compiled);
+* :mod:`~spider_env.fast.step`: whole transitions of one game or of ``N`` (compiled), over the
+  named buffers of :mod:`~spider_env.fast.buffers` (NumPy only);
 * :mod:`~spider_env.fast.game`: the one interface for search code (:class:`FastGame` from
   Python, the compiled functions a search calls from numba); NumPy only until one of those is
   used.

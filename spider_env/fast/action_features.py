@@ -401,12 +401,20 @@ def _takes_run(
 
 
 @jit_inline
-def _visit(pr: np.ndarray, ps: np.ndarray, i: int, memory: Memory, scratch: Scratch) -> tuple:
-    """Count the player's position ``ps`` as met once more in game ``i``'s table; returns its
-    key ``(k1, k2)`` and how often it has been met, this time included. The key's parts stay in
-    ``scratch.colh`` and ``scratch.rest[0:4]`` (a child's key is made from them)."""
-    colh, rest = scratch.colh, scratch.rest
-    vkeys, vcounts = memory.vkeys, memory.vcounts
+def _visit(
+    pr: np.ndarray,
+    ps: np.ndarray,
+    i: int,
+    colh: np.ndarray,
+    rest: np.ndarray,
+    vkeys: np.ndarray,
+    vcounts: np.ndarray,
+    vused: np.ndarray,
+) -> tuple:
+    """Count the player's position ``ps`` as met once more in game ``i``'s table (``vkeys``,
+    ``vcounts``, ``vused``: :class:`Memory`'s); returns its key ``(k1, k2)`` and how often it
+    has been met, this time included. The key's parts stay in ``colh`` and ``rest[0:4]``
+    (:func:`position_key`; a child's key is made from them)."""
     position_key(pr, ps, colh, rest)
     k1 = rest[0] + rest[2]
     k2 = rest[1] + rest[3]
@@ -417,16 +425,23 @@ def _visit(pr: np.ndarray, ps: np.ndarray, i: int, memory: Memory, scratch: Scra
     if vcounts[i, s] == 0:
         vkeys[i, s, 0] = k1
         vkeys[i, s, 1] = k2
-        memory.vused[i] += 1
+        vused[i] += 1
     vcounts[i, s] += 1
     return k1, k2, vcounts[i, s]
 
 
 @jit_inline
-def _progress(pr: np.ndarray, st: np.ndarray, ps: np.ndarray, i: int, memory: Memory) -> tuple:
+def _progress(
+    pr: np.ndarray,
+    st: np.ndarray,
+    ps: np.ndarray,
+    i: int,
+    progress: np.ndarray,
+    since: np.ndarray,
+) -> tuple:
     """The position's face-down cards, empty columns, completed runs and deals left; game
     ``i``'s decisions since the last progress (a change of the first, the third or the
-    fourth) counted."""
+    fourth; ``progress``, ``since``: :class:`Memory`'s) counted."""
     down_total = 0
     empty = 0
     for c in range(pr[P_C]):
@@ -438,7 +453,6 @@ def _progress(pr: np.ndarray, st: np.ndarray, ps: np.ndarray, i: int, memory: Me
     for j in range(pr[P_NP]):
         if st[pr[P_OPILE] + j] > 0:
             deals_left += 1
-    progress, since = memory.progress, memory.since
     if progress[i, 0] == down_total and progress[i, 1] == runs and progress[i, 2] == deals_left:
         since[i] += 1
     else:
@@ -510,9 +524,7 @@ def _move_row(
     on return; ``later``, ``keys``: scratch; ``colh``, ``rest``, ``vkeys``, ``vcounts``, ``k1``,
     ``k2``, ``i``: what :func:`_child_seen` needs.
 
-    Called once per legal move, it takes its arrays one by one, not as the :class:`Scratch` and
-    :class:`Memory` tuples: numba counts references to every array of a tuple passed to a
-    function, inlined or not (measured: about a fifth of the whole decision's time)."""
+    Like every helper of :func:`encode_game`, it takes its arrays one by one (see there)."""
     L = pr[P_L]
     o_len = pr[P_OLEN]
     o_down = pr[P_ODOWN]
@@ -585,13 +597,21 @@ def _move_row(
 
 @jit_inline
 def _keep_rows(
-    pr: np.ndarray, n_rows: int, i: int, feats: np.ndarray, ids: np.ndarray, scratch: Scratch
+    pr: np.ndarray,
+    n_rows: int,
+    i: int,
+    feats: np.ndarray,
+    ids: np.ndarray,
+    tmp_f: np.ndarray,
+    tmp_g: np.ndarray,
+    tmp_a: np.ndarray,
+    order: np.ndarray,
 ) -> tuple:
-    """Write the ``n_rows`` rows of ``scratch`` into game ``i``'s ``feats[i]``, ``ids[i]``: all
-    of them, or the ``K`` of highest gain (a stable sort: ties keep the legal order), the best
-    moves and discards marked (feature 17), the rows past them cleared. Returns the rows kept,
-    the best gain of a move or discard and how many of those gain."""
-    tmp_f, tmp_g, tmp_a, order = scratch.tmp_f, scratch.tmp_g, scratch.tmp_a, scratch.order
+    """Write the ``n_rows`` rows (features ``tmp_f``, gains ``tmp_g``, ids ``tmp_a``:
+    :class:`Scratch`'s) into game ``i``'s ``feats[i]``, ``ids[i]``: all of them, or the ``K``
+    of highest gain (a stable sort, in ``order``: ties keep the legal order), the best moves and
+    discards marked (feature 17), the rows past them cleared. Returns the rows kept, the best
+    gain of a move or discard and how many of those gain."""
     n_move = pr[P_NMOVE]
     deal_end = n_move + pr[P_NDEAL]
     discard_end = deal_end + pr[P_NDISC]
@@ -656,18 +676,21 @@ def encode_game(
     (:func:`new_scratch`), ``ps``, ``ch`` are clean state vectors, equal on entry (and on
     return). Returns False (nothing written) when a column is longer than the table
     observation's bound."""
-    ps, ch, tmp_f = scratch.ps, scratch.ch, scratch.tmp_f
+    # the arrays by name, once: helpers take the ones they use (numba counts references to
+    # every array of a tuple passed to a function, inlined or not, at every call)
+    ps, ch, later, keys = scratch.ps, scratch.ch, scratch.later, scratch.keys
+    colh, rest = scratch.colh, scratch.rest
+    tmp_f, tmp_g, tmp_a, order = scratch.tmp_f, scratch.tmp_g, scratch.tmp_a, scratch.order
+    vkeys, vcounts, vused = memory.vkeys, memory.vcounts, memory.vused
     if not player_position(pr, st, ps, scratch.counts, scratch.hidden):
         return False
-    later, keys = scratch.later, scratch.keys
     n_move = pr[P_NMOVE]
     deal_end = n_move + pr[P_NDEAL]
     discard_end = deal_end + pr[P_NDISC]
     for k in range(pr[P_SIZE]):  # ch = ps (whole: the stock too)
         ch[k] = ps[k]
-    k1, k2, here = _visit(pr, ps, i, memory, scratch)
-    colh, rest, vkeys, vcounts = scratch.colh, scratch.rest, memory.vkeys, memory.vcounts
-    down_total, empty, runs, deals_left = _progress(pr, st, ps, i, memory)
+    k1, k2, here = _visit(pr, ps, i, colh, rest, vkeys, vcounts, vused)
+    down_total, empty, runs, deals_left = _progress(pr, st, ps, i, memory.progress, memory.since)
     # the rows, in the order of the legal ids; of the moves of one run into empty columns, one
     # into a dealt column and one into a free column
     n_rows = 0
@@ -718,10 +741,10 @@ def encode_game(
             f[3] = 1.0
             gain = -100.0
         f[16] = min(max(gain / 100.0, -20.0), 20.0)
-        scratch.tmp_g[n_rows] = gain
-        scratch.tmp_a[n_rows] = a
+        tmp_g[n_rows] = gain
+        tmp_a[n_rows] = a
         n_rows += 1
-    kept, best, improving = _keep_rows(pr, n_rows, i, feats, ids, scratch)
+    kept, best, improving = _keep_rows(pr, n_rows, i, feats, ids, tmp_f, tmp_g, tmp_a, order)
     g = glob[i]
     g[0] = deals_left / max(1, pr[P_NP])
     g[1] = runs / max(1, pr[P_NCARDS] // N_RANKS)
