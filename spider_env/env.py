@@ -455,17 +455,19 @@ class SpiderEnv(gym.Env[Any, np.int64]):
     tests and recording, not for agents.
 
     ## Version History
-    - v0: initial version.
-    - v0, revised (the id stays `Spider-v0`): `info["deal"]` and `info["deal_number"]`
-      removed (the deal number determines the hidden cards; tools read `env.deal_name` /
-      `env.deal_number`); `info["variant"]` is always a `str` (was a `Variant` when options
-      differed); an unregistered `Variant` is refused; renames: `info["runs_completed"]` ->
-      `info["completed_runs"]`, `DealRange(env, deals)` -> `DealRange(env, deal_numbers)`.
-    - v0, compiled core (same id, same results): `backend=` argument (default `"auto"`: the
-      compiled core where possible); `gymnasium.make_vec(id, num_envs=N)` returns the batched
-      `spider_env.SpiderVectorEnv`.
-    - v0, per-action observation (same id): `obs_mode="actions"` with `action_rows=` (the
-      `ActionFeatures` wrapper's observation, as a mode of both envs and both engines).
+    Every id registered for this class (`Spider-v0` and one per variant,
+    `spider_env.registration.ENV_IDS`) carries the version below. A change that can change
+    learning results (the rules, the deals a seed gives, the observation, the rewards, when an
+    episode ends, the action encoding, or the default of an argument) registers the next version
+    of every id it touches; the old id stays registered, builds the old behaviour and warns that
+    it is out of date (Gymnasium's warning for an id with a newer version). Other changes (a new
+    argument whose default changes nothing, speed, a new `info` key) keep the id.
+    `tests/test_versions.py` holds this list and the registry to each other.
+
+    - v0: the first release (spider-env 0.1.0). Before it, the id already stood for these
+      dynamics; the pre-release changes kept them: `info` lost the deal's number and name and
+      renamed `runs_completed` to `completed_runs`, the compiled core (`backend=`, identical
+      results) and `obs_mode="actions"` came as options.
     """
 
     # Gymnasium declares metadata as a plain class attribute, hence no ClassVar here.

@@ -1,5 +1,10 @@
 """Gymnasium registration: ``Spider-v0`` and one id per variant.
 
+Every id is ``Name-vN``; the version policy and history are the ``Version History`` of
+:class:`~spider_env.env.SpiderEnv` (a change that can change learning results registers the next
+version, and the old id stays registered and warns). :func:`registered_versions` lists what is
+registered, for the test that holds the two together.
+
 ``import spider_env`` calls :func:`register_envs`, which registers every id of
 :data:`ENV_IDS` (idempotent). To give a new variant its own id, add it to the table or call
 :func:`register_variant_env` (e.g. ``register_variant_env("Spiderette-v0", "spiderette-4suit")``);
@@ -17,7 +22,7 @@ import dataclasses
 from typing import Any
 
 import gymnasium
-from gymnasium.envs.registration import EnvSpec, WrapperSpec
+from gymnasium.envs.registration import EnvSpec, WrapperSpec, parse_env_id
 
 from spider_env.core.variants import get_variant
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
@@ -107,6 +112,20 @@ def register_variant_env(
     )
 
 
+def registered_versions() -> dict[str, list[int]]:
+    """Each name of :data:`ENV_IDS` (``"Spider"``) -> the versions of it Gymnasium has registered,
+    in increasing order."""
+    out: dict[str, list[int]] = {}
+    for env_id in ENV_IDS:
+        _, name, _ = parse_env_id(env_id)
+        out[name] = sorted(
+            spec.version
+            for spec in gymnasium.registry.values()
+            if spec.name == name and spec.namespace is None and spec.version is not None
+        )
+    return out
+
+
 def register_envs() -> list[str]:
     """Register every id of :data:`ENV_IDS` (idempotent); returns the ids."""
     for env_id, variant_name in list(ENV_IDS.items()):
@@ -122,4 +141,5 @@ __all__ = [
     "SpiderEnvSpec",
     "register_envs",
     "register_variant_env",
+    "registered_versions",
 ]

@@ -276,7 +276,7 @@ class RLlibVectorEnv(VectorWrapper):
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         if is_int(seed):
-            seed = int(seed) * self.num_envs  # type: ignore[arg-type]
+            seed = int(seed) * self.num_envs
         obs, info = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
         return self._obs(obs, info), info
 
