@@ -6,7 +6,7 @@ workers reach the same uncompiled functions at about the same time and each comp
 
 The ``env`` half plays a vector env and an env in ``obs_mode="actions"`` (the step kernel and
 the per-action encoder), the expert and the depth-first solver. The ``search`` half plays the
-planner with its options, and the beam and best-first solvers. A function neither reaches is
+planner (its screen included), and the beam and best-first solvers. A function neither reaches is
 compiled by the tests as before: this step only saves time. With a warm cache it takes a few
 seconds. It prints the CPU seconds of each step.
 
@@ -64,7 +64,7 @@ HALVES: dict[str, list[tuple[str, Callable[[], None]]]] = {
         ("dfs", lambda: _solver("scorpion", "dfs")),
     ],
     "search": [
-        ("planner", lambda: _agent("planner:evals=12,candidates=6,nodes=1500,worst=50,blind=4")),
+        ("planner", lambda: _agent("planner:evals=12,candidates=6,nodes=1500,screen=20")),
         ("beam", lambda: _solver("spider-1suit", "beam")),
         ("best-first", lambda: _solver("spider-2suit", "best-first")),
     ],

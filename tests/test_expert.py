@@ -156,16 +156,19 @@ def test_width_chooses_the_solver_of_the_samples(width: int, kind: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    "kwargs, error, message",
     [
-        ({"samples": True}, "samples must be an int >= 1, got True"),
-        ({"samples": None}, "samples must be an int"),
-        ({"nodes": 2.0}, "nodes must be an int >= 1, got 2.0"),
-        ({"stage_nodes": -1}, "stage_nodes must be an int >= 1"),
+        ({"samples": True}, TypeError, "samples must be an int >= 1, got True"),
+        ({"samples": None}, TypeError, "samples must be an int"),
+        ({"nodes": 2.0}, TypeError, "nodes must be an int >= 1, got 2.0"),
+        ({"stage_nodes": -1}, ValueError, "stage_nodes must be an int >= 1"),
+        ({"width": -1}, ValueError, "width must be an int >= 0, got -1"),
     ],
 )
-def test_bad_budget_arguments_are_refused(kwargs: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+def test_bad_budget_arguments_are_refused(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
         ExpertAgent("spider-1suit", **kwargs)
 
 
