@@ -82,6 +82,31 @@ def default_budget(variant: Variant) -> tuple[int, int]:
     return SAMPLE_WIDTH, SAMPLE_NODES
 
 
+def sample_solver(
+    variant: Variant,
+    width: int | None = None,
+    nodes: int | None = None,
+    stage_nodes: int | None = None,
+    scale: int = 1,
+) -> Any:
+    """The solver of one sample's search, as the expert makes it: a beam ``width`` wide, one
+    try (:class:`spider_env.search.beam.BeamSolver`), or best-first search for ``width=0``
+    (:class:`spider_env.search.solver.Solver`, ``stage_nodes`` per stage), of ``nodes``
+    positions; ``None`` takes the default (:func:`default_budget` of ``variant`` for both, or
+    the nodes of the width given); the budget and the width times ``scale``."""
+    from spider_env.search.beam import BeamSolver
+    from spider_env.search.solver import Solver
+
+    w, n = default_budget(variant)
+    if width is not None:
+        w, n = width, SAMPLE_NODES if width else BEST_FIRST_NODES
+    if nodes is not None:
+        n = nodes
+    if w:
+        return BeamSolver(variant, n * scale, width=w * scale, tries=1)
+    return Solver(variant, n * scale, stage_nodes=stage_nodes)
+
+
 BUDGET_KEYS = ("samples", "nodes", "width", "stage_nodes")
 
 
@@ -185,18 +210,7 @@ class ExpertAgent(BaseAgent):
 
     def _new_solver(self, v: Variant, scale: int) -> Any:
         """The solver of one search, its budget (and beam width) times ``scale``."""
-        from spider_env.search.beam import BeamSolver
-        from spider_env.search.solver import Solver
-
-        width, nodes = default_budget(v)
-        if self.width is not None:
-            width = self.width
-            nodes = SAMPLE_NODES if width else BEST_FIRST_NODES
-        if self.nodes is not None:
-            nodes = self.nodes
-        if width:
-            return BeamSolver(v, nodes * scale, width=width * scale, tries=1)
-        return Solver(v, nodes * scale, stage_nodes=self.stage_nodes)
+        return sample_solver(v, self.width, self.nodes, self.stage_nodes, scale)
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
         v = self._variant(info)
@@ -349,4 +363,5 @@ __all__ = [
     "ExpertAgent",
     "default_budget",
     "parse_expert_spec",
+    "sample_solver",
 ]
