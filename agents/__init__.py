@@ -8,6 +8,9 @@ players we ship, and the player of a trained model.
 * :class:`ExpertAgent` (``"expert"``, ``"expert:samples=8,nodes=60000"``): samples layouts of
   the unseen cards and plays the move the perfect-information solver's lines agree on (needs
   numba).
+* :class:`PlannerAgent` (``"planner"``, ``"planner:evals=96,width=4"``): the strongest player;
+  chooses among the positions it can reach before the next card turns up, each scored over
+  sampled layouts of the unseen cards (needs numba; its class docstring describes it).
 * :func:`load_sb3_agent` (``"path/to/model.zip"``): a trained model, its choices restricted to
   the mask's legal actions, sampled or most likely (loading one needs the ``train`` extra).
 
@@ -47,8 +50,8 @@ def make_agent(
     *,
     deterministic: bool | None = None,
 ) -> Agent:
-    """An agent from a name (one of :data:`AGENT_NAMES`, or
-    ``expert:samples=S,nodes=N[,stage_nodes=M]``) or a ``.zip`` model path.
+    """An agent from a name (one of :data:`AGENT_NAMES`, or a budget spec
+    ``expert:KEY=N,...`` / ``planner:KEY=N,...``) or a ``.zip`` model path.
 
     ``deterministic`` is for trained models (see :func:`.model.load_sb3_agent`): ``True``
     plays the most likely action, ``False`` samples, ``None`` follows the model's sidecar

@@ -1,74 +1,25 @@
-"""The planner: a hidden-information player that chooses among the positions it can reach
-before the next card turns up, scored over sampled layouts of the unseen cards.
+"""The planner: a hidden-information player that chooses among the positions it can reach before
+the next card turns up, scored over sampled layouts of the cards it cannot see.
 
-What it sees is what a player sees: the observation and the mask. At a decision with no plan
-left it:
-
-1. draws ``samples`` layouts of the unseen cards (face-down cards and the stock), each a uniform
-   draw of the cards not in view (:meth:`~spider_env.observation.view.TableView.to_state`);
-2. lists every distinct position it can reach by moves that turn no card up, and the
-   irreversible *events* that end them: a move that turns a card up, a deal
-   (:func:`spider_env.search.plan.closure`; those moves never touch an unseen card, so the list
-   is the same for every layout). Each event, with the moves that lead to it, is a candidate;
-3. scores the candidates over the samples (the event played on each sample, then a short beam
-   search on it: 1.0 if it wins, else a graded value of the best position it reached,
-   :func:`spider_env.search.plan.beam_value`), the best ``candidates`` of them by the beam's
-   static rank (or, with ``screen=N``, by one cheap score each of the best N), spending
-   ``evals`` scores by successive halving: every candidate is scored on a few samples, the
-   better half on more, and so on (so the scores go where the choice is close; ``bandit=1``:
-   UCB1 instead; ``late=L``: L times the scores once the stock is empty; ``blind=K``: once the
-   stock is empty, the candidates tied at the top rolled out K times each by a player that
-   sees only what a player sees, :func:`spider_env.search.plan.blind_value`). With
-   ``ply2=K`` the two best are then compared one decision further: on ``K`` samples each plays
-   its event, and the next decision's best candidates are scored on fresh layouts of the
-   cards still unseen (what a player would know then, not the sample's cards);
-4. plays the best candidate's moves and event, and plans again once the event has shown a new
-   card. A decision with one candidate costs no score; a deal is a candidate only when no
-   candidate turns a card up (``hold=1``, the default; with ``hold=0`` deals compete with the
-   reveals on their scores).
-
-A table that can never be dealt on again while the stock holds cards (a deal needs every
-column filled, and fewer cards than columns are left: late in a 1-suit game, one run completed
-too many) is lost: such a candidate scores 0 (:func:`spider_env.search.plan.starved`). Where a
-closure runs out of room before it reaches a deal (many empty columns and a stock left: the ways
-to fill them are too many to list), the empty columns are filled one card at a time, so that
-the deal can come (:meth:`PlannerAgent._fill_for_deal`).
-
-A whole closure (nothing left out) without a win or an event shows the game lost: no card will
-turn up and no deal come, whatever is played. The planner then stops searching and the
-lookahead agent plays the game out. With ``cap=C`` (on a game of four suits), once the scores of
-a game have generated C million positions, its later decisions score with the base budget (at
-most :data:`DEFAULT_EVALS` scores, beams at most :data:`DEFAULT_WIDTH` wide of
-:data:`DEFAULT_NODES` positions), so that a long game stays within its minute.
-
-The budget (``evals``, ``candidates`` and the beam of a score) has a larger default on a game
-of four suits, whose short beams rarely find a win, with a cap per game, and on a game of two
-suits (four times the scores); a game of one suit screens its candidates and gives a decision
-made with the stock empty four times the scores (:func:`default_budget`).
-
-With nothing unseen (Simple Simon, or the end of a game) the beam solver
-(:class:`spider_env.search.beam.BeamSolver`) searches the position itself and its winning line
-is played; where no candidate exists (or no win was found) the lookahead agent moves.
-
-Determinism: all randomness is the agent's RNG (seeded by ``reset(seed)``) and what it keeps is
-a function of the observations, so the same seed and the same game give the same moves; nothing
-hidden is read, so permuting the face-down cards and the stock changes no choice
-(``tests/test_planner.py`` checks both).
+:class:`PlannerAgent`'s docstring is its one description (what it sees, how it decides, its
+options and their defaults per game, its hooks, determinism); the README's planner section is
+the user's guide and research/planner/ the lab record.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from spider_env.core.actions import deal_ids, move_id
-from spider_env.core.state import State
+from spider_env.core.checks import check_int
 from spider_env.core.variants import Variant, get_variant
 from spider_env.observation.view import TableView
-from spider_env.search.budget import MAX_NODES, check_budget
+from spider_env.search.budget import MAX_NODES
 
 from .base import BaseAgent, parse_budget_spec
 from .lookahead import LookaheadAgent
@@ -77,51 +28,40 @@ from .lookahead import LookaheadAgent
 DEFAULT_EVALS = 48
 #: Candidates kept for scoring, after a first sort by the beam's static rank.
 DEFAULT_CANDIDATES = 12
-#: The beam of one score: width, positions generated, depths.
+#: The beam of one score: positions kept per depth (and count of deals left).
 DEFAULT_WIDTH = 2
+#: The beam of one score: positions generated at most.
 DEFAULT_NODES = 4000
-DEFAULT_DEPTH = 200
-#: A choice among deals only (where to deal from) gets this many times the scores, and twice
-#: the candidates.
-DEAL_FACTOR = 4
+#: Positions the beam solver generates when nothing is unseen.
+DEFAULT_EXACT = 2_000_000
 #: Candidates screened by one cheap score each on a game of one suit (``screen``).
 DEFAULT_SCREEN = 256
 #: The scores' factor of a decision made with the stock empty on a game of one suit (``late``).
 DEFAULT_LATE = 4
+#: Millions of positions a 4-suit game's scores generate before the base budget (``cap``).
+DEFAULT_CAP = 45
+#: The beam of one score: depths at most.
+DEPTH = 200
 #: Positions of one closure at most.
-DEFAULT_CLOSURE = 4000
+CLOSURE = 4000
 #: A closure that found no event and ran out of room is listed again this many times larger.
 WIDE_CLOSURE = 16
-#: Millions of positions the scores of one game generate before its later decisions score
-#: with the base budget (``cap``; a game of four suits; about a million a second here).
-DEFAULT_CAP = 45
-#: Positions the beam solver generates when nothing is unseen.
-DEFAULT_EXACT = 2_000_000
-#: The second ply (``ply2``): the next decision's candidates scored, and the layouts each.
-PLY2_CANDIDATES = 3
-PLY2_SAMPLES = 3
-#: The cheap beam of a screening score (``screen``): width and positions generated (each at
-#: most the budget's own).
+#: A choice among deals only (where to deal from) gets this many times the scores, and twice
+#: the candidates.
+DEAL_FACTOR = 4
+#: The cheap beam of a screening score: width and positions generated (each at most the
+#: budget's own).
 SCREEN_WIDTH = 1
 SCREEN_NODES = 500
-#: Positions of the closure of a worst-case score (``worst``).
-WORST_CLOSURE = 500
-#: The blind rollouts (``blind``): candidates tied at the top of the halving rolled out at most,
-#: the positions of a rollout's closures at most, and the draws of a card a rank averages.
-BLIND_TOP = 4
-BLIND_CLOSURE = 500
-BLIND_DRAWS = 2
-#: Decisions between two searches that found nothing (a position with nothing unseen without a
-#: win found, a closure without an event even listed 16 times larger); the wait doubles with
-#: every search in a row that finds nothing, up to :data:`RETRY_MAX`.
+#: Layouts the static rank averages over in the first sort of the candidates.
+SORT_LAYOUTS = 4
+#: Decisions without a search after the first search in a row that found nothing; each later
+#: one doubles the wait, up to :data:`RETRY_MAX` (:func:`retry_wait`).
 RETRY_EVERY = 5
 RETRY_MAX = 80
 
-#: The scores' budget of a game of four suits (:func:`default_budget`): a 4-suit game rarely
-#: offers a won line to a short beam, so the choice rests on many graded scores; a game takes
-#: about 18 seconds (17.9 on average over 4-suit deals 0..199 with the cap; the bound: a minute).
-#: ``cap``: at about a million positions a second here, a game's scores reach the cap after
-#: about 42 seconds (without it, the longest game of deals 0..199 took 108 s).
+#: The budget of a game of four suits (:func:`default_budget`): many graded scores (a short beam
+#: rarely finds a win there), with a cap per game.
 FOUR_SUITS_BUDGET: dict[str, int] = {
     "evals": 768,
     "candidates": 24,
@@ -129,43 +69,28 @@ FOUR_SUITS_BUDGET: dict[str, int] = {
     "nodes": 16_000,
     "cap": DEFAULT_CAP,
 }
-#: The budget of a game of one suit beyond :data:`BUDGET`'s: the screen (measured better on
-#: 1-suit deals; not on 2 suits, nor on 4: 24 against 25 of the ladder's 200), and
-#: four times the scores once the stock is empty (late decisions on one suit mostly score wins,
-#: so these scores are cheap).
-ONE_SUIT_BUDGET: dict[str, int] = {"screen": DEFAULT_SCREEN, "late": DEFAULT_LATE}
-#: The scores' budget of a game of two suits: four times :data:`BUDGET`'s scores and twice its
-#: candidates (60.2% of 2-suit development deals 5000..5399 against 55.8%, then 58.8% of the
-#: ladder's deals 0..999 against 53.8%, at twice the time: about 4.7 seconds a game;
-#: docs/planner.md, "Four times the scores on two suits").
+#: The budget of a game of two suits: four times the base scores over twice its candidates.
 TWO_SUITS_BUDGET: dict[str, int] = {
     "evals": 4 * DEFAULT_EVALS,
     "candidates": 2 * DEFAULT_CANDIDATES,
 }
+#: The budget of a game of one suit: the screen, and more scores once the stock is empty.
+ONE_SUIT_BUDGET: dict[str, int] = {"screen": DEFAULT_SCREEN, "late": DEFAULT_LATE}
 #: The keys whose default depends on the game (:func:`default_budget`).
 GAME_KEYS = tuple(dict.fromkeys((*FOUR_SUITS_BUDGET, *TWO_SUITS_BUDGET, *ONE_SUIT_BUDGET)))
 
-#: The budget keys of ``planner:KEY=N,...`` and their (default, smallest, largest) values
-#: (for the keys of :data:`GAME_KEYS`: the base that :data:`ONE_SUIT_BUDGET`,
-#: :data:`TWO_SUITS_BUDGET` and :data:`FOUR_SUITS_BUDGET` change for their games).
+#: The options of ``planner:KEY=N,...`` and their (base default, smallest, largest) values;
+#: :data:`ONE_SUIT_BUDGET`, :data:`TWO_SUITS_BUDGET` and :data:`FOUR_SUITS_BUDGET` change the
+#: defaults of the keys of :data:`GAME_KEYS` for their games.
 BUDGET: dict[str, tuple[int, int, int]] = {
     "evals": (DEFAULT_EVALS, 1, 100_000),
     "candidates": (DEFAULT_CANDIDATES, 1, 1000),
     "width": (DEFAULT_WIDTH, 1, 1000),
     "nodes": (DEFAULT_NODES, 1, 10_000_000),
-    "depth": (DEFAULT_DEPTH, 1, 10_000),
-    "closure": (DEFAULT_CLOSURE, 1, 1_000_000),
     "exact": (DEFAULT_EXACT, 1, MAX_NODES),
-    "deals": (1, 0, 2),
-    "hold": (1, 0, 1),
-    "ply2": (0, 0, 1000),
-    "worst": (0, 0, 10_000),
     "screen": (0, 0, 100_000),
     "late": (1, 1, 100),
-    "bandit": (0, 0, 1),
     "cap": (0, 0, 1_000_000),
-    "blind": (0, 0, 1000),
-    "power": (1, 1, 8),
 }
 BUDGET_KEYS = tuple(BUDGET)
 
@@ -192,26 +117,6 @@ def default_budget(variant: Variant | str) -> dict[str, int]:
     return out
 
 
-def _check(name: str, value: object) -> int:
-    _, low, high = BUDGET[name]
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or not low <= value <= high
-    ):
-        raise ValueError(f"{name} must be an int in {low}..{high:,}, got {value!r}")
-    return int(value)
-
-
-def sharpen(scores: np.ndarray, power: int) -> np.ndarray:
-    """``scores`` raised to ``power`` before they are averaged (``power=P``; ``scores``
-    itself when P is 1; ``worst``'s term is added first). A win (1.0) stays 1.0 and a graded
-    value (below 1) falls further below it, and for P > 1 the mean prefers the candidate whose
-    scores vary (with P = 2, the mean of the squares is the square of the mean plus the
-    variance)."""
-    return scores if power == 1 else scores**power
-
-
 def halving_schedule(n: int, evals: int) -> list[tuple[int, int]]:
     """Successive halving of ``n`` candidates within ``evals`` scores: ``(candidates, samples
     each)`` per round, every round the better half of the last (at least one sample each)."""
@@ -226,6 +131,97 @@ def halving_schedule(n: int, evals: int) -> list[tuple[int, int]]:
             break
         alive = (alive + 1) // 2
     return out
+
+
+def retry_wait(failures: int) -> int:
+    """Decisions the planner lets pass without a search after ``failures`` (at least 1) searches
+    in a row found nothing (a table with nothing unseen and no win found, a closure without an
+    event even listed larger): :data:`RETRY_EVERY`, doubled with each failure after the first,
+    at most :data:`RETRY_MAX`."""
+    failures = check_int("failures", failures, 1)
+    return min(RETRY_EVERY << min(failures - 1, 16), RETRY_MAX)
+
+
+def uniform_layouts(view: TableView, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """The planner's own layouts of the cards ``view`` does not show: uniform draws with
+    ``rng``. A *layout* is the unseen cards (:meth:`TableView.unseen_cards
+    <spider_env.observation.view.TableView.unseen_cards>`) in the order
+    :meth:`TableView.to_state <spider_env.observation.view.TableView.to_state>` fills the
+    unseen slots: each column's face-down cards, column by column, deepest first, then each
+    stock pile's hidden cards. The first layout is the one ``view.to_state(rng)`` draws, each
+    later one a uniform permutation of the first."""
+    cards = np.asarray(view.unseen_cards(), dtype=np.int64)
+    first = cards[rng.permutation(cards.size)]
+    yield first
+    while True:
+        yield rng.permutation(first)
+
+
+def true_layout(state: Any) -> np.ndarray:
+    """The layout (:func:`uniform_layouts`) of the cards a player cannot see in ``state``, a
+    :class:`~spider_env.core.state.State`: the truth, which no player holds. For diagnostics
+    that tell the planner part of it through its ``layouts`` hook."""
+    view = TableView.from_state(state)
+    down = [card for col, d in zip(state.cols, state.down) for card in col[:d]]
+    first = 1 if view.pile_tops is not None else 0
+    stock = [card for j in view.remaining_piles() for card in state.stock[j][first:]]
+    return np.asarray(down + stock, dtype=np.int64)
+
+
+def fill_for_deal(game: Any, root: np.ndarray) -> list[int]:
+    """Moves that fill every empty dealt column of the compiled ``game``'s position ``root``, so
+    that the stock can be dealt, where a closure ran out of room before it reached such a
+    position (many empty columns late in a game: the ways to fill them are too many to list):
+    one card at a time, each the last card of the longest column with a face-up card above it,
+    so no run is completed and no card turned up. ``[]`` when there is nothing to deal, no empty
+    column, or such a move is not legal (the rules decide: ``legal_actions``)."""
+    v = game.variant
+    stock = any(game.pile(root, j).size for j in range(len(v.stock)))
+    if not v.deal_needs_no_empty or not stock:
+        return []
+    st = game.copy(root)
+    plan: list[int] = []
+    for _ in range(v.dealt_columns):
+        lengths = [game.column(st, c).size for c in range(v.n_columns)]
+        empty = [c for c in range(v.dealt_columns) if lengths[c] == 0]
+        if not empty:
+            return plan
+        sources = [c for c in range(v.n_columns) if lengths[c] - game.face_down(st, c) >= 2]
+        if not sources:
+            return []
+        src = max(sources, key=lambda c: (lengths[c], -c))
+        a = move_id(v, src, 1, empty[0])
+        if a not in game.legal_actions(st):
+            return []
+        game.apply_inplace(st, a)
+        plan.append(a)
+    return []
+
+
+@dataclass(frozen=True)
+class PlannedDecision:
+    """One planned decision, as the planner's ``observer`` is given it: ``deals_left`` when it
+    was made; each candidate's ``plans`` entry (its moves, then its event: action ids); each
+    candidate's mean score in the successive halving, ``means`` (``nan``: not scored), and its
+    number of scores there, ``counts`` (the screen's cheap scores are not counted); the index of
+    the candidate played, ``chosen``."""
+
+    deals_left: int
+    plans: tuple[tuple[int, ...], ...]
+    means: tuple[float, ...]
+    counts: tuple[int, ...]
+    chosen: int
+
+    @property
+    def plan(self) -> tuple[int, ...]:
+        """The plan played: the chosen candidate's moves and event."""
+        return self.plans[self.chosen]
+
+
+#: The ``layouts`` hook (:func:`uniform_layouts` is the default).
+Layouts = Callable[[TableView, np.random.Generator], Iterator[np.ndarray]]
+#: The ``observer`` hook.
+Observer = Callable[[PlannedDecision], None]
 
 
 class Decision(NamedTuple):
@@ -259,31 +255,6 @@ class Decision(NamedTuple):
         )
         return scores
 
-    def worst(
-        self, values: np.ndarray, cand: np.ndarray, sample: np.ndarray, positions: int
-    ) -> np.ndarray:
-        """The same pairs' worst-case scores (:meth:`PlanSearch.worst
-        <spider_env.search.plan.PlanSearch.worst>`)."""
-        scores: np.ndarray = self.search.worst(
-            self.slots, values, self.ev_node, self.ev_action, cand, sample, positions
-        )
-        return scores
-
-    def blind(
-        self,
-        values: np.ndarray,
-        cand: np.ndarray,
-        sample: np.ndarray,
-        seeds: np.ndarray,
-        **rollout: Any,
-    ) -> np.ndarray:
-        """The same pairs' blind rollouts (:meth:`PlanSearch.blind
-        <spider_env.search.plan.PlanSearch.blind>`)."""
-        scores: np.ndarray = self.search.blind(
-            self.slots, values, self.ev_node, self.ev_action, cand, sample, seeds, **rollout
-        )
-        return scores
-
     def static(self, values: np.ndarray) -> np.ndarray:
         """Each candidate's static rank on the layouts ``values`` (:meth:`PlanSearch.static
         <spider_env.search.plan.PlanSearch.static>`): after its event, or before it for a deal
@@ -292,51 +263,97 @@ class Decision(NamedTuple):
         keys: np.ndarray = self.search.static(self.slots, values, self.ev_node, events)
         return keys
 
+    def plan(self, k: int) -> list[int]:
+        """Candidate ``k``'s moves, then its event."""
+        path: list[int] = self.search.path(int(self.ev_node[k]))
+        return [*path, int(self.ev_action[k])]
+
 
 class PlannerAgent(BaseAgent):
-    """Plans over what could be under the cards (see the module docstring).
+    """A hidden-information player that chooses among the positions it can reach before the
+    next card turns up, each scored over sampled layouts of the cards it cannot see.
 
-    Args:
-        variant: the game (or ``None``: read from ``info["variant"]``).
-        seed: the RNG seed of the samples.
-        evals: scores per planned decision (each a short beam search on one sample).
-        candidates: candidates scored at most (the best by the beam's static rank, or by the
-            screen).
-        width, nodes, depth: the beam of one score.
-        ``evals``, ``candidates``, ``width``, ``nodes``, ``screen``, ``late`` and ``cap`` left
-        ``None`` take the game's default (:func:`default_budget`: more for four suits, with a
-        cap, a screen and ``late=4`` for one).
-        closure: positions listed per decision at most.
-        exact: positions the beam solver generates when nothing is unseen.
-        deals, hold: whether the scores' beams may deal, whether a deal waits until nothing
-            turns a card up (see :data:`BUDGET`).
-        ply2: 0, or the samples of a second ply between the two best candidates (the next
-            decision scored as the player would see it, :meth:`_second_ply`).
-        worst: 0, or W: every score plus W/100 times the candidate's worst case (the cards
-            still unseen after its event blanked, :meth:`PlanSearch.worst
-            <spider_env.search.plan.PlanSearch.worst>`).
-        screen: 0, or N: with more than ``candidates`` candidates, the best N by the static
-            rank are scored once each by a cheap beam (:data:`SCREEN_WIDTH` wide,
-            :data:`SCREEN_NODES` positions, on one layout), and the best ``candidates`` of
-            those go on to the halving (:meth:`_screen`); 0: the static rank alone chooses.
-        late: L times ``evals`` for a decision made with the stock empty (1: no more).
-        bandit: 0 (successive halving), or 1: UCB1 hands out the scores (:meth:`_bandit`).
-        cap: 0, or C: once the scores of a game have generated C million positions, its later
-            decisions spend at most :data:`DEFAULT_EVALS` scores (four times that where to
-            deal from), each a beam at most :data:`DEFAULT_WIDTH` wide of
-            :data:`DEFAULT_NODES` positions (:data:`DEFAULT_CAP` on four suits, else 0).
-        blind: 0, or K: at a decision made with the stock empty, the candidates tied at the top
-            of the halving's last round (at most :data:`BLIND_TOP`) are rolled out on K fresh
-            layouts each by a player blind to the unseen cards, and the best mean is played
-            (:meth:`_blind`).
-        power: P: every score is raised to the power P before the candidates' scores are
-            averaged (1: as they are; 2 rewards a candidate whose scores vary, a win more
-            against the graded values below it; :func:`sharpen`).
-    All ``ValueError`` outside their ranges (:data:`BUDGET`).
+    **What it sees** is what every player sees: the observation and the mask (the table read
+    through :class:`~spider_env.observation.view.TableView`), never a face-down card, the stock
+    or the deal.
 
-    Counters since the last :meth:`reset` (for reports): ``decisions`` (planned decisions),
-    ``scores`` (scores spent, rollouts included), ``generated`` (positions the scores' beams
-    and the rollouts' closures generated) and ``blinds`` (decisions that rolled out).
+    **How it decides.** At a decision with no plan left it:
+
+    1. draws layouts of the unseen cards (face-down cards and the stock), by default uniform
+       draws of the cards not in view with the agent's RNG (:func:`uniform_layouts`);
+    2. lists every distinct position it can reach by moves that turn no card up, and the
+       irreversible *events* that end them: a move that turns a card up, a deal
+       (:func:`spider_env.search.plan.closure`, at most :data:`CLOSURE` positions; those moves
+       never touch an unseen card, so the list is the same for every layout). Each event, with
+       the moves that lead to it, is a *candidate*; a deal is one only when no candidate turns
+       a card up. A reachable won position is simply played;
+    3. keeps the best ``candidates`` by the beam's static rank (with ``screen=N``: of the best
+       N by that rank, those best by one cheap score each, a beam :data:`SCREEN_WIDTH` wide of
+       :data:`SCREEN_NODES` positions on one layout) and spends ``evals`` scores on them by
+       successive halving (:func:`halving_schedule`): every candidate on a few layouts, the
+       better half on more, and so on, all candidates of a round on the same layouts. A score
+       plays the candidate on one layout, then a beam search ``width`` wide of at most
+       ``nodes`` positions and :data:`DEPTH` depths that deals only where nothing else is
+       legal (:func:`spider_env.search.plan.beam_value`): 1.0 if it wins, else a graded value
+       below 1 of the best position it reached, 0 for a table that can never be dealt on again
+       (:func:`spider_env.search.plan.starved`). Where to deal from gets :data:`DEAL_FACTOR`
+       times the scores and twice the candidates; a decision made with the stock empty gets
+       ``late`` times the scores; once the scores of a game have generated ``cap`` million
+       positions (``cap`` > 0), its later decisions spend at most :data:`DEFAULT_EVALS` scores
+       (:data:`DEAL_FACTOR` times that where to deal from), each a beam at most
+       :data:`DEFAULT_WIDTH` wide of :data:`DEFAULT_NODES` positions;
+    4. plays the best candidate's moves and its event, and plans again once the event has shown
+       a card. A decision with one candidate costs no score.
+
+    With nothing unseen (Simple Simon, the end of a game) the beam solver
+    (:class:`spider_env.search.beam.BeamSolver`, at most ``exact`` positions) searches the table
+    and its winning line is played. Where no candidate exists the lookahead agent moves: a
+    closure out of room is first listed again :data:`WIDE_CLOSURE` times larger, or its empty
+    columns filled one card at a time so that the stock can be dealt (:func:`fill_for_deal`); a
+    search that finds nothing is not tried again for a while (:func:`retry_wait`); a whole
+    closure without a win or an event shows the game lost (no card will turn up, no deal come:
+    :attr:`lost`), and the lookahead agent plays it out without another search.
+
+    **Options** (``planner:KEY=N,...``, or keyword arguments; ``None`` takes the game's default,
+    :func:`default_budget`; each an int in its range of :data:`BUDGET`, else ``TypeError`` /
+    ``ValueError`` naming it). Defaults on games of 1 / 2 / 4 suits:
+
+    * ``evals``: scores per planned decision (48 / 192 / 768);
+    * ``candidates``: candidates scored at most (12 / 24 / 24);
+    * ``width``, ``nodes``: the beam of one score, positions kept per depth and count of deals
+      left, and positions generated (2 and 4,000 / 2 and 4,000 / 4 and 16,000);
+    * ``screen``: 0, or N: the candidates screened by a cheap score as above (256 / 0 / 0);
+    * ``late``: the scores' factor of a decision made with the stock empty (4 / 1 / 1);
+    * ``cap``: 0, or C: the millions of positions a game's scores generate before the base
+      budget (0 / 0 / 45);
+    * ``exact``: positions of the beam solver when nothing is unseen (2,000,000 on every game).
+
+    A spec's name says what plays: the options that differ from :data:`BUDGET`'s base and those
+    of :data:`GAME_KEYS` are named (``planner:evals=96,nodes=8000``).
+
+    **Hooks** (attributes set after construction, e.g. on an agent of :func:`make_agent
+    <spider_env.agents.make_agent>`; no spec key, not in the name):
+
+    * :attr:`observer`: called once per planned decision (each time :attr:`decisions` grows) with a
+      :class:`PlannedDecision` (its candidates' plans, their scores in the halving, the one
+      played), before its first move is returned; ``None`` (the default) costs nothing.
+    * :attr:`layouts`: draws the layouts of the unseen cards at a decision (:data:`Layouts`: called
+      with the view and the agent's RNG, it returns an iterator of layouts, of which the first
+      is the table the closure is listed on). The default, :func:`uniform_layouts`, is the
+      player's. **A player must not use this hook to read hidden cards**: it exists for
+      diagnostics, such as research/planner/oracle.py telling the planner part of the truth
+      (:func:`true_layout`). A layout that is not an ordering of the unseen cards is a
+      ``ValueError``.
+
+    **Determinism.** All randomness is the agent's RNG (seeded by :meth:`reset`) and what it
+    keeps is a function of the observations, so the same seed and the same game give the same
+    moves; nothing hidden is read, so permuting the face-down cards and the stock changes no
+    choice (``tests/test_planner.py`` checks both, and that a pickled planner plays on the
+    same).
+
+    Counters since the last :meth:`reset` (for reports): :attr:`decisions` (planned decisions),
+    :attr:`scores` (scores spent, the screen's included) and :attr:`generated` (positions the
+    scores' beams generated).
     """
 
     name = "planner"
@@ -350,19 +367,10 @@ class PlannerAgent(BaseAgent):
         candidates: int | None = None,
         width: int | None = None,
         nodes: int | None = None,
-        depth: int = DEFAULT_DEPTH,
-        closure: int = DEFAULT_CLOSURE,
-        exact: int = DEFAULT_EXACT,
-        deals: int = 1,
-        hold: int = 1,
-        ply2: int = 0,
-        worst: int = 0,
+        exact: int | None = None,
         screen: int | None = None,
         late: int | None = None,
-        bandit: int = 0,
         cap: int | None = None,
-        blind: int = 0,
-        power: int = 1,
     ) -> None:
         super().__init__(variant, seed)
         given = {
@@ -370,27 +378,23 @@ class PlannerAgent(BaseAgent):
             "candidates": candidates,
             "width": width,
             "nodes": nodes,
-            "depth": depth,
-            "closure": closure,
             "exact": exact,
-            "deals": deals,
-            "hold": hold,
-            "ply2": ply2,
-            "worst": worst,
             "screen": screen,
             "late": late,
-            "bandit": bandit,
             "cap": cap,
-            "blind": blind,
-            "power": power,
         }
-        #: the budget as given (the keys of :data:`GAME_KEYS` left ``None`` take the game's
-        #: default, :func:`default_budget`)
-        self.given = {key: _check(key, value) for key, value in given.items() if value is not None}
-        check_budget(self.given["exact"], None)
+        #: the budget as given (the keys left ``None`` take the game's default,
+        #: :func:`default_budget`)
+        self.given = {
+            key: check_int(key, value, *BUDGET[key][1:])
+            for key, value in given.items()
+            if value is not None
+        }
         named = [f"{k}={v}" for k, v in self.given.items() if k in GAME_KEYS or v != BUDGET[k][0]]
         if named:
             self.name = "planner:" + ",".join(named)
+        self._observer: Observer | None = None
+        self._layouts: Layouts = uniform_layouts
         #: the budget played with (known with the game: at construction or the first act)
         self.budget: dict[str, int] = {}
         if self.variant is not None:
@@ -399,47 +403,74 @@ class PlannerAgent(BaseAgent):
         self._search: Any = None
         self._exact: Any = None
         self._wide: Any = None
-        self._inner: Any = None
         self._plan: list[int] = []
         self._stuck = 0  # decisions left before searching again where a search found nothing
-        self._wait = RETRY_EVERY  # the next such wait (doubles while searches find nothing)
-        self._dead = False  # a closure showed that the game is lost: no more searches
-        self.decisions = 0  # planned decisions since the last reset (for reports)
-        self.scores = 0  # scores spent since the last reset
-        self.generated = 0  # positions the scores' beams generated since the last reset
-        self.blinds = 0  # decisions that rolled out tied candidates since the last reset
+        self._failures = 0  # searches in a row that found nothing (:func:`retry_wait`)
+        self._lost = False
+        self.decisions = 0
+        self.scores = 0
+        self.generated = 0
+
+    @property
+    def observer(self) -> Observer | None:
+        """The hook called with each planned decision (``None``: none; see the class
+        docstring)."""
+        return self._observer
+
+    @observer.setter
+    def observer(self, hook: Observer | None) -> None:
+        if hook is not None and not callable(hook):
+            raise TypeError(f"observer must be a callable or None, got {hook!r}")
+        self._observer = hook
+
+    @property
+    def layouts(self) -> Layouts:
+        """The hook that draws the layouts of the unseen cards (see the class docstring;
+        ``None`` sets the default, :func:`uniform_layouts`)."""
+        return self._layouts
+
+    @layouts.setter
+    def layouts(self, hook: Layouts | None) -> None:
+        if hook is not None and not callable(hook):
+            raise TypeError(f"layouts must be a callable or None, got {hook!r}")
+        self._layouts = uniform_layouts if hook is None else hook
+
+    @property
+    def lost(self) -> bool:
+        """Whether a whole closure has shown this game lost (the lookahead agent plays it out;
+        cleared by :meth:`reset` and :meth:`replan`)."""
+        return self._lost
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._fallback.reset(seed)
         self._plan = []
         self._stuck = 0
-        self._wait = RETRY_EVERY
-        self._dead = False
+        self._failures = 0
+        self._lost = False
         self.decisions = 0
         self.scores = 0
         self.generated = 0
-        self.blinds = 0
 
     def replan(self) -> None:
         """Drop the plan being followed: the next :meth:`act` plans from what it is shown
         (for a caller whose table did not follow the agent's moves, e.g. ``play``'s hints)."""
         self._plan = []
-        self._dead = False
+        self._lost = False
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         # buffers: made again on first use
-        state["_search"] = state["_exact"] = state["_wide"] = state["_inner"] = None
+        state["_search"] = state["_exact"] = state["_wide"] = None
         return state
 
     # ------------------------------------------------------------------------------------
     def _generated(self) -> int:
         """Positions generated by the scores of the searches made so far."""
-        return sum(s.generated for s in (self._search, self._wide, self._inner) if s is not None)
+        return sum(s.generated for s in (self._search, self._wide) if s is not None)
 
     def _searches(self, v: Variant, wide: bool = False) -> Any:
-        """The searches of the budget, made on first use (``wide``: with :data:`WIDE_CLOSURE`
+        """The search of the budget, made on first use (``wide``: with :data:`WIDE_CLOSURE`
         times the closure)."""
         if (self._wide if wide else self._search) is None:
             try:
@@ -449,11 +480,10 @@ class PlannerAgent(BaseAgent):
             b = self.budget
             search = PlanSearch(
                 v,
-                closure_nodes=b["closure"] * (WIDE_CLOSURE if wide else 1),
+                closure_nodes=CLOSURE * (WIDE_CLOSURE if wide else 1),
                 width=b["width"],
                 nodes=b["nodes"],
-                max_depth=b["depth"],
-                deals=b["deals"],
+                max_depth=DEPTH,
             )
             if wide:
                 self._wide = search
@@ -472,7 +502,7 @@ class PlannerAgent(BaseAgent):
         if len(legal) == 1:
             return legal[0]
         before = self._generated()
-        plan = self._make_plan(v, obs, mask, info, legal)
+        plan = self._make_plan(v, obs, mask, info)
         self.generated += self._generated() - before
         if not plan or plan[0] not in legal:  # pragma: no cover - a plan is made of legal ids
             raise AssertionError(f"the planner planned {plan} where {legal} are legal")
@@ -480,28 +510,25 @@ class PlannerAgent(BaseAgent):
         return plan[0]
 
     def _make_plan(
-        self,
-        v: Variant,
-        obs: Any,
-        mask: np.ndarray,
-        info: Mapping[str, Any] | None,
-        legal: list[int],
+        self, v: Variant, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None
     ) -> list[int]:
         from spider_env.search.solver import without_undo
 
-        if self._dead:
+        if self._lost:
             return [int(self._fallback.act(obs, mask, info))]
         search = self._searches(v)
         game = search.game
         view = TableView.from_obs(v, obs)
-        root = game.from_state(without_undo(self._guess(view)))
+        root = game.from_state(without_undo(view.to_state()))
         slots = np.asarray(game.hidden_slots(root), dtype=np.int64)
         if slots.size == 0:
             return self._exact_plan(v, root) or [int(self._fallback.act(obs, mask, info))]
+        draws = self._draws(view)
+        root[slots] = next(draws)
         won, ev_node, ev_action = search.closure(root)
         if won < 0 and ev_node.size == 0 and search.full:
             # nothing found in a closure that ran out of room: look further before giving up
-            # (and, if that finds nothing either, not again for a while: _give_up)
+            # (and, if that finds nothing either, not again for a while)
             if self._stuck > 0:
                 self._stuck -= 1
             else:
@@ -514,40 +541,51 @@ class PlannerAgent(BaseAgent):
         if ev_node.size == 0:
             # a whole closure without a win or an event: no move will ever turn a card up or
             # deal again, so the game is lost; the lookahead agent plays it out
-            self._dead = not search.full
-            fill = self._fill_for_deal(game, root) if search.full else []
+            self._lost = not search.full
+            fill = fill_for_deal(game, root) if search.full else []
             return fill or [int(self._fallback.act(obs, mask, info))]
-        self._wait = RETRY_EVERY  # a search found something: the waits start again
+        self._failures = 0  # a search found something: the waits start again
         self.decisions += 1
         ev_node, ev_action = self._held(v, ev_node, ev_action)
-        best = 0
+        d = Decision.of(search, slots, ev_node, ev_action)
+        best, sums, counts = 0, np.zeros(ev_node.size), np.zeros(ev_node.size)
         if ev_node.size > 1:
-            best = self._choose(Decision.of(search, slots, ev_node, ev_action), root)
-        return search.path(int(ev_node[best])) + [int(ev_action[best])]
+            best, sums, counts = self._choose(d, root, draws)
+        if self._observer is not None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means = sums / counts
+            self._observer(
+                PlannedDecision(
+                    deals_left=view.deals_left,
+                    plans=tuple(tuple(d.plan(k)) for k in range(ev_node.size)),
+                    means=tuple(float(m) for m in means),
+                    counts=tuple(int(c) for c in counts),
+                    chosen=best,
+                )
+            )
+        return d.plan(best)
 
-    def _guess(self, view: TableView) -> State:
-        """The table at a decision, its unseen cards one uniform draw (``view.to_state`` with
-        the agent's RNG). With :meth:`_draw`, the one place the planner draws what it cannot
-        see (``benchmarks/oracle.py`` overrides both to tell it part of the truth)."""
-        return view.to_state(self.rng)
+    def _draws(self, view: TableView) -> Iterator[np.ndarray]:
+        """The layouts of this decision (the ``layouts`` hook), each checked unless it is the
+        planner's own."""
+        draws = self._layouts(view, self.rng)
+        if self._layouts is uniform_layouts:
+            return draws
+        return _checked(draws, np.asarray(view.unseen_cards(), dtype=np.int64))
 
-    def _draw(self, known: np.ndarray) -> np.ndarray:
-        """One more layout of the unseen cards: a uniform permutation of ``known`` (their
-        values in the hidden slots' order: face-down cards column by column, then the stock)."""
-        return self.rng.permutation(known)
-
-    def _choose(self, d: Decision, root: np.ndarray) -> int:
-        """The index of the best candidate event of ``d`` (successive halving over the
-        samples)."""
+    def _choose(
+        self, d: Decision, root: np.ndarray, draws: Iterator[np.ndarray]
+    ) -> tuple[int, np.ndarray, np.ndarray]:
+        """The index of the best candidate of ``d`` by successive halving over layouts drawn
+        from ``draws`` (the first is ``root``'s), with each candidate's sum and count of
+        scores in the halving."""
         from spider_env.fast.game import deals_left
 
         b = self.budget
         search, slots = d.search, d.slots
-        known = root[slots]
         n = d.ev_node.size
-        dealing = d.dealing
         evals, keep = b["evals"], b["candidates"]
-        if dealing:
+        if d.dealing:
             # where to deal from: rarer than a reveal, and it decides more
             evals, keep = evals * DEAL_FACTOR, keep * 2
         elif b["late"] > 1 and deals_left(search.pr, root) == 0:
@@ -555,26 +593,20 @@ class PlannerAgent(BaseAgent):
         beam: dict[str, int] = {}
         if b["cap"] and self.generated >= b["cap"] * 1_000_000:
             # the game has spent its cap: the base budget's scores from here on
-            evals = min(evals, DEFAULT_EVALS * (DEAL_FACTOR if dealing else 1))
+            evals = min(evals, DEFAULT_EVALS * (DEAL_FACTOR if d.dealing else 1))
             beam = {
                 "width": min(DEFAULT_WIDTH, search.width),
                 "nodes": min(DEFAULT_NODES, search.nodes),
             }
-        if b["bandit"]:
-            schedule = []
-            total = max(1, evals - min(n, keep) + 1)  # the most scores one candidate can get
-        else:
-            schedule = halving_schedule(min(n, keep), evals)
-            total = sum(each for _, each in schedule)
+        schedule = halving_schedule(min(n, keep), evals)
+        total = max(1, sum(each for _, each in schedule))
         values = np.empty((total, slots.size), dtype=root.dtype)
-        values[0] = known
+        values[0] = root[slots]
         for s in range(1, total):
-            values[s] = self._draw(known)
-        alive = self._first_sort(d, values[: min(total, 4)], max(keep, b["screen"]))
+            values[s] = next(draws)
+        alive = self._first_sort(d, values[: min(total, SORT_LAYOUTS)], max(keep, b["screen"]))
         if alive.size > keep:
             alive = self._screen(d, values, alive)[:keep]
-        if b["bandit"]:
-            return self._bandit(d, values, alive[:keep], evals, beam)
         sums = np.zeros(n)
         counts = np.zeros(n)
         first = 0
@@ -585,58 +617,12 @@ class PlannerAgent(BaseAgent):
             pair_cand = np.repeat(alive, each).astype(np.int64)
             pair_sample = np.tile(samples, alive.size).astype(np.int64)
             scores = d.evaluate(values, pair_cand, pair_sample, **beam)
-            if b["worst"]:
-                scores += (b["worst"] / 100) * d.worst(
-                    values, pair_cand, pair_sample, WORST_CLOSURE
-                )
-            scores = sharpen(scores, b["power"])
             self.scores += scores.size
             np.add.at(sums, pair_cand, scores)
             np.add.at(counts, pair_cand, 1)
             means = sums[alive] / counts[alive]
             alive = alive[np.argsort(-means, kind="stable")]
-        if b["blind"] and not dealing and deals_left(search.pr, root) == 0:
-            tied = self._tied(sums, counts, alive)
-            if len(tied) > 1:
-                return self._blind(d, known, tied)
-        if b["ply2"] and not dealing and alive.size >= 2:
-            return self._second_ply(d, known, alive[:2])
-        return int(alive[0])
-
-    @staticmethod
-    def _tied(sums: np.ndarray, counts: np.ndarray, alive: np.ndarray) -> list[int]:
-        """The candidates tied at the top of the halving's last round (the best mean among the
-        candidates scored most), at most :data:`BLIND_TOP`, the halving's choice first."""
-        first = int(alive[0])  # the last round's best: scored most, the best mean
-        top = sums[first] / counts[first]
-        others = [
-            int(k)
-            for k in np.flatnonzero(counts == counts[first])
-            if k != first and sums[k] / counts[k] >= top - 1e-9
-        ]
-        return [first, *others[: BLIND_TOP - 1]]
-
-    def _blind(self, d: Decision, known: np.ndarray, tied: list[int]) -> int:
-        """Of the ``tied`` candidates (:meth:`_tied`), the one whose ``blind`` rollouts on
-        fresh layouts score best (:meth:`PlanSearch.blind
-        <spider_env.search.plan.PlanSearch.blind>`: a player that sees only what a player
-        sees plays each layout out); ties keep the order."""
-        K = self.budget["blind"]
-        values = np.empty((K, d.slots.size), dtype=known.dtype)
-        for s in range(K):
-            values[s] = self._draw(known)
-        cand = np.asarray(tied, dtype=np.int64)
-        pair_cand = np.repeat(cand, K)
-        pair_sample = np.tile(np.arange(K, dtype=np.int64), cand.size)
-        seeds = np.tile(self.rng.integers(0, 2**31 - 1, size=K), cand.size).astype(np.int64)
-        scores = d.blind(
-            values, pair_cand, pair_sample, seeds,
-            positions=BLIND_CLOSURE, draws=BLIND_DRAWS, hold=bool(self.budget["hold"]),
-        )  # fmt: skip
-        self.scores += scores.size
-        self.blinds += 1
-        totals = scores.reshape(cand.size, K).mean(axis=1)
-        return int(cand[int(np.argmax(totals))])
+        return int(alive[0]), sums, counts
 
     def _screen(self, d: Decision, values: np.ndarray, alive: np.ndarray) -> np.ndarray:
         """``alive`` sorted by one cheap score each (a beam :data:`SCREEN_WIDTH` wide of
@@ -651,143 +637,22 @@ class PlannerAgent(BaseAgent):
         self.scores += scores.size
         return alive[np.argsort(-scores, kind="stable")]
 
-    def _bandit(
-        self, d: Decision, values: np.ndarray, alive: np.ndarray, evals: int, beam: dict[str, int]
-    ) -> int:
-        """UCB1 over the candidates ``alive`` (``bandit=1``): each is scored once on the first
-        layout, then each of the other ``evals`` scores goes to the candidate with the highest
-        mean + sqrt(2 ln t / n) (its n-th score on layout n, so candidates share layouts); the
-        candidate scored most often (ties: the best mean) is chosen; one candidate costs
-        nothing."""
-        k = alive.size
-        if k == 1:
-            return int(alive[0])
-        cand = alive.astype(np.int64)
-        sums = sharpen(
-            d.evaluate(values, cand, np.zeros(k, np.int64), **beam), self.budget["power"]
-        )
-        counts = np.ones(k, dtype=np.int64)
-        self.scores += k
-        for t in range(k, max(evals, k)):
-            ucb = sums / counts + np.sqrt(2.0 * math.log(t) / counts)
-            i = int(np.argmax(ucb))  # counts[i] <= t - (k - 1) < evals - k + 1 layouts
-            score = d.evaluate(values, cand[i : i + 1], counts[i : i + 1].copy(), **beam)
-            sums[i] += sharpen(score, self.budget["power"])[0]
-            counts[i] += 1
-            self.scores += 1
-        return int(alive[np.lexsort((-sums / counts, -counts))[0]])
-
-    def _second_ply(self, d: Decision, known: np.ndarray, top: np.ndarray) -> int:
-        """Of the two best candidates ``top``, the one whose next decision scores better:
-        on ``ply2`` samples, the candidate's event is played, and the best of the next
-        decision's candidates is scored on fresh layouts of the cards still unseen (the new
-        card kept), as a player would see it then."""
-        from spider_env.fast.game import new_state
-        from spider_env.search.plan import candidate_state
-
-        search = d.search
-        if self._inner is None:
-            from spider_env.search.plan import PlanSearch
-
-            b = self.budget
-            self._inner = PlanSearch(
-                search.variant, closure_nodes=b["closure"], width=b["width"],
-                nodes=b["nodes"], max_depth=b["depth"], deals=b["deals"],
-            )  # fmt: skip
-        inner = self._inner
-        K = self.budget["ply2"]
-        samples = [self._draw(known) for _ in range(K)]
-        totals = []
-        for k in top:
-            total = 0.0
-            for values in samples:
-                st = new_state(search.pr)
-                candidate_state(
-                    search.pr, search.recs[d.ev_node[k]], d.slots, values, int(d.ev_action[k]), st
-                )
-                total += self._inner_value(inner, st)
-            totals.append(total)
-        return int(top[int(np.argmax(totals))])
-
-    def _inner_value(self, inner: Any, st: np.ndarray) -> float:
-        """The best mean score of the decision at ``st`` over a few fresh layouts of its
-        unseen cards."""
-        game = inner.game
-        won, ev_node, ev_action = inner.closure(st)
-        if won >= 0:
-            return 1.0
-        slots = np.asarray(game.hidden_slots(st), dtype=np.int64)
-        if ev_node.size == 0 or slots.size == 0:
-            ev_node = np.zeros(1, dtype=np.int32)
-            ev_action = np.full(1, -1, dtype=np.int32)
-        else:
-            ev_node, ev_action = self._held(inner.variant, ev_node, ev_action)
-        known = st[slots]
-        M, keep = PLY2_SAMPLES, PLY2_CANDIDATES
-        values = np.empty((M, slots.size), dtype=st.dtype)
-        for s in range(M):
-            values[s] = self._draw(known)
-        d = Decision.of(inner, slots, ev_node, ev_action)
-        alive = self._first_sort(d, values, keep)
-        pair_cand = np.repeat(alive, M).astype(np.int64)
-        pair_sample = np.tile(np.arange(M), alive.size).astype(np.int64)
-        scores = sharpen(d.evaluate(values, pair_cand, pair_sample), self.budget["power"])
-        self.scores += scores.size
-        return float(scores.reshape(alive.size, M).mean(axis=1).max())
-
     def _held(
         self, v: Variant, ev_node: np.ndarray, ev_action: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The candidates ``hold`` leaves: with ``hold=1``, no deal while a card can be turned
-        up."""
-        if self.budget["hold"]:
-            reveal = ~np.isin(ev_action, self._deal_ids(v))
-            if reveal.any() and not reveal.all():
-                return ev_node[reveal], ev_action[reveal]
+        """The candidates left once deals wait: no deal while a card can be turned up."""
+        reveal = ~np.isin(ev_action, np.asarray(deal_ids(v)))
+        if reveal.any() and not reveal.all():
+            return ev_node[reveal], ev_action[reveal]
         return ev_node, ev_action
 
     def _first_sort(self, d: Decision, values: np.ndarray, keep: int) -> np.ndarray:
         """The indices of the ``keep`` candidates ranked best by the beam's static rank on the
-        layouts ``values`` (all of them if there are no more): after the event, or before it
-        for a deal (what a deal brings is a guess; the position it is made from is not)."""
+        layouts ``values`` (all of them if there are no more)."""
         n = d.ev_node.size
         if n <= keep:
             return np.arange(n)
         return np.argsort(d.static(values), kind="stable")[:keep]
-
-    @staticmethod
-    def _fill_for_deal(game: Any, root: np.ndarray) -> list[int]:
-        """Moves that fill every empty dealt column, so that the stock can be dealt, where the
-        closure ran out of room before it reached such a position (many empty columns late in
-        a game: the ways to fill them are too many to list): one card at a time, each the last
-        card of the longest column with a face-up card above it, so no run is completed and no
-        card turned up. ``[]`` when there is nothing to deal, no empty column, or such a move
-        is not legal (the rules decide: ``legal_actions``)."""
-        v = game.variant
-        stock = any(game.pile(root, j).size for j in range(len(v.stock)))
-        if not v.deal_needs_no_empty or not stock:
-            return []
-        st = game.copy(root)
-        plan: list[int] = []
-        for _ in range(v.dealt_columns):
-            lengths = [game.column(st, c).size for c in range(v.n_columns)]
-            empty = [c for c in range(v.dealt_columns) if lengths[c] == 0]
-            if not empty:
-                return plan
-            sources = [c for c in range(v.n_columns) if lengths[c] - game.face_down(st, c) >= 2]
-            if not sources:
-                return []
-            src = max(sources, key=lambda c: (lengths[c], -c))
-            a = move_id(v, src, 1, empty[0])
-            if a not in game.legal_actions(st):
-                return []
-            game.apply_inplace(st, a)
-            plan.append(a)
-        return []
-
-    @staticmethod
-    def _deal_ids(v: Variant) -> np.ndarray:
-        return np.asarray(deal_ids(v))
 
     def _exact_plan(self, v: Variant, root: np.ndarray) -> list[int]:
         """With nothing unseen: the beam solver's winning line, or ``[]`` (then retried
@@ -806,10 +671,21 @@ class PlannerAgent(BaseAgent):
         return []
 
     def _give_up(self) -> None:
-        """A search found nothing: no such search for the next ``_wait`` decisions, and twice
-        as long (up to :data:`RETRY_MAX`) if the next one finds nothing either."""
-        self._stuck = self._wait
-        self._wait = min(2 * self._wait, RETRY_MAX)
+        """A search found nothing: no such search for the next :func:`retry_wait` decisions."""
+        self._failures += 1
+        self._stuck = retry_wait(self._failures)
+
+
+def _checked(draws: Iterator[np.ndarray], cards: np.ndarray) -> Iterator[np.ndarray]:
+    """``draws``, each checked to be an ordering of ``cards`` (sorted)."""
+    for layout in draws:
+        out = np.asarray(layout)
+        if out.shape != cards.shape or not np.array_equal(np.sort(out), cards):
+            raise ValueError(
+                f"layouts must give orderings of the {cards.size} unseen cards, got "
+                f"{out.tolist() if out.size <= 20 else f'an array of shape {out.shape}'}"
+            )
+        yield out
 
 
 __all__ = [
@@ -820,9 +696,15 @@ __all__ = [
     "ONE_SUIT_BUDGET",
     "TWO_SUITS_BUDGET",
     "Decision",
+    "Layouts",
+    "Observer",
+    "PlannedDecision",
     "PlannerAgent",
     "default_budget",
+    "fill_for_deal",
     "halving_schedule",
     "parse_planner_spec",
-    "sharpen",
+    "retry_wait",
+    "true_layout",
+    "uniform_layouts",
 ]

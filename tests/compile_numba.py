@@ -6,9 +6,9 @@ workers reach the same uncompiled functions at about the same time and each comp
 
 The ``env`` half plays a vector env and an env in ``obs_mode="actions"`` (the step kernel and
 the per-action encoder), the expert and the depth-first solver. The ``search`` half plays the
-planner with its options, and the beam and best-first solvers. A function neither reaches is
-compiled by the tests as before: this step only saves time. With a warm cache it takes a few
-seconds. It prints the CPU seconds of each step.
+planner (its screen included) and its graded value, and the beam and best-first solvers. A
+function neither reaches is compiled by the tests as before: this step only saves time. With a
+warm cache it takes a few seconds. It prints the CPU seconds of each step.
 
     python tests/compile_numba.py [--jobs 2]
 """
@@ -49,6 +49,17 @@ def _agent(spec: str) -> None:
         obs, *_, info = env.step(agent.act(obs, info["action_mask"], info))
 
 
+def _value() -> None:
+    from spider_env.core.deals import generate_deal
+    from spider_env.core.state import State
+    from spider_env.core.variants import get_variant
+    from spider_env.search.plan import PlanSearch
+
+    v = get_variant("spider-1suit")
+    search = PlanSearch(v)
+    search.value(search.game.from_state(State.from_deal(generate_deal(v, 0))))
+
+
 def _solver(variant: str, method: str) -> None:
     from spider_env.core.deals import generate_deal
     from spider_env.core.state import State
@@ -64,7 +75,8 @@ HALVES: dict[str, list[tuple[str, Callable[[], None]]]] = {
         ("dfs", lambda: _solver("scorpion", "dfs")),
     ],
     "search": [
-        ("planner", lambda: _agent("planner:evals=12,candidates=6,nodes=1500,worst=50,blind=4")),
+        ("planner", lambda: _agent("planner:evals=12,candidates=6,nodes=1500,screen=20")),
+        ("graded value", _value),
         ("beam", lambda: _solver("spider-1suit", "beam")),
         ("best-first", lambda: _solver("spider-2suit", "best-first")),
     ],

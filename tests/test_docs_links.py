@@ -1,6 +1,6 @@
-"""The README's and docs/'s relative links lead somewhere: every linked file exists and every
-``#anchor`` names a heading of its page (GitHub's rule: lower case, punctuation dropped, spaces
-as hyphens, a repeated heading numbered ``-1``, ``-2``...)."""
+"""The relative links of the README, docs/ and research/ lead somewhere: every linked file exists
+and every ``#anchor`` names a heading of its page (GitHub's rule: lower case, punctuation
+dropped, spaces as hyphens, a repeated heading numbered ``-1``, ``-2``...)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    *sorted((ROOT / "research").glob("**/*.md")),
+]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 
@@ -73,6 +77,6 @@ def test_every_relative_link_leads_to_a_file_and_heading(page: Path) -> None:
     assert not bad, "\n".join(bad)
 
 
-def test_docs_has_the_planner_page_and_the_readme_links_it() -> None:
-    assert (ROOT / "docs" / "planner.md").exists()
-    assert "docs/planner.md" in links((ROOT / "README.md").read_text(encoding="utf-8"))
+def test_the_planners_lab_record_exists_and_the_readme_links_it() -> None:
+    assert (ROOT / "research" / "planner" / "record.md").exists()
+    assert "research/planner/record.md" in links((ROOT / "README.md").read_text(encoding="utf-8"))

@@ -144,6 +144,13 @@ def test_specs_set_the_budget_and_the_name() -> None:
 
 @pytest.mark.parametrize(("width", "kind"), [(0, "Solver"), (10, "BeamSolver")])
 def test_width_chooses_the_solver_of_the_samples(width: int, kind: str) -> None:
+    from spider_env.agents.expert import sample_solver
+
+    from spider_env.core.variants import get_variant
+
+    solver = sample_solver(get_variant("spider-2suit"), width=width)
+    assert type(solver).__name__ == kind
+    assert solver.nodes == (100_000 if width else 30_000)
     agent = ExpertAgent("spider-2suit", 0, width=width)
     env = gym.make("Spider-v0", suits=2)
     obs, info = env.reset(seed=0, options={"deal": 3})
@@ -151,21 +158,23 @@ def test_width_chooses_the_solver_of_the_samples(width: int, kind: str) -> None:
         a = agent.act(obs, info["action_mask"], info)
         obs, _, term, trunc, info = env.step(a)
         assert not (term or trunc)
-    assert type(agent._solver).__name__ == kind
     assert agent.searches > 0
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    "kwargs, error, message",
     [
-        ({"samples": True}, "samples must be an int >= 1, got True"),
-        ({"samples": None}, "samples must be an int"),
-        ({"nodes": 2.0}, "nodes must be an int >= 1, got 2.0"),
-        ({"stage_nodes": -1}, "stage_nodes must be an int >= 1"),
+        ({"samples": True}, TypeError, "samples must be an int >= 1, got True"),
+        ({"samples": None}, TypeError, "samples must be an int"),
+        ({"nodes": 2.0}, TypeError, "nodes must be an int >= 1, got 2.0"),
+        ({"stage_nodes": -1}, ValueError, "stage_nodes must be an int >= 1"),
+        ({"width": -1}, ValueError, "width must be an int >= 0, got -1"),
     ],
 )
-def test_bad_budget_arguments_are_refused(kwargs: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+def test_bad_budget_arguments_are_refused(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
         ExpertAgent("spider-1suit", **kwargs)
 
 
@@ -228,13 +237,13 @@ def test_evaluate_gives_the_same_records_with_one_or_two_workers(monkeypatch: An
 def test_default_sample_budget_is_the_one_measured_better(
     variant: str, budget: tuple[int, int]
 ) -> None:
-    from spider_env.agents.expert import default_budget
+    from spider_env.agents.expert import default_budget, sample_solver
 
     from spider_env.core.variants import get_variant
 
     assert default_budget(get_variant(variant)) == budget
     agent = ExpertAgent(variant, 0)
     assert agent.name == "expert" and agent.width is None
-    solver = agent._solver_for(get_variant(variant))
+    solver = sample_solver(get_variant(variant))
     assert type(solver).__name__ == ("BeamSolver" if budget[0] else "Solver")
     assert solver.nodes == budget[1]

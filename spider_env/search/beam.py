@@ -37,10 +37,12 @@ was left to search, else ``"unknown"``. Beam search rarely proves a loss; the be
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 
 from spider_env.core.cards import KING, N_RANKS
+from spider_env.core.checks import check_int
 from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
@@ -73,7 +75,9 @@ from spider_env.fast.game import (
 from spider_env.fast.jit import jit, refresh_cache
 from spider_env.search.budget import DEFAULT_BEAM_NODES, MAX_WIDTH, check_budget
 
-_WON, _LOST, _UNKNOWN, _RUNNING = 0, 1, 2, 3
+#: The verdict codes of the compiled searches (``VERDICTS[code]`` in
+#: :mod:`spider_env.search.solver`), and the code of a search that stopped at the end of a slice.
+WON, LOST, UNKNOWN, RUNNING = 0, 1, 2, 3
 #: Positions kept per depth for each count of deals left, at the first try (KPatience's
 #: SpiderSolver2 keeps 150; starting narrow and widening measured faster: README, solver).
 DEFAULT_WIDTH = 25
@@ -81,11 +85,41 @@ DEFAULT_WIDTH = 25
 DEFAULT_WIDEN, DEFAULT_TRIES = 4, 5
 #: Depths (actions from the root) searched at most.
 DEFAULT_MAX_DEPTH = 1000
-_CHILDREN = 24  # room for children per position kept (more are counted and left out)
+#: Room for children per position kept (more are counted and left out).
+CHILDREN = 24
 _TABLE_START = 1 << 16  # slots of the transposition table at the start of a try
 
 # flags of a search (``flags`` array): something was left out / the budget ran out
 F_PRUNED, F_DISCARDED, F_FULL = 0, 1, 2
+
+
+class Frontier(NamedTuple):
+    """The arrays of one beam's depth (:func:`frontier_buffers`): the positions kept and the
+    children generated from them, read by name in the compiled :func:`expand` and
+    :func:`select`."""
+
+    frontier: np.ndarray  # the positions kept (packed), one row each
+    f_ids: np.ndarray  # their node ids
+    cand: np.ndarray  # the children generated (packed)
+    c_parent: np.ndarray  # each child's parent (a node id)
+    c_action: np.ndarray  # the action that made it
+    c_key: np.ndarray  # its rank (:func:`chaos_key`)
+    c_left: np.ndarray  # its deals left
+
+
+def frontier_buffers(pr: np.ndarray, front: int) -> Frontier:
+    """The :class:`Frontier` of a beam of ``front`` positions kept per depth (its width times
+    the counts of deals left), with room for :data:`CHILDREN` children each."""
+    n = front * CHILDREN
+    return Frontier(
+        new_records(pr, front),
+        np.empty(front, dtype=np.int32),
+        new_records(pr, n),
+        np.empty(n, dtype=np.int32),
+        np.empty(n, dtype=np.int32),
+        np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+    )
 
 
 @jit
@@ -250,16 +284,10 @@ def _rehash(old: np.ndarray, new: np.ndarray) -> None:
 
 
 @jit
-def _expand(
+def expand(
     pr: np.ndarray,
-    frontier: np.ndarray,
-    f_ids: np.ndarray,
+    bufs: Frontier,
     nf: int,
-    cand: np.ndarray,
-    c_parent: np.ndarray,
-    c_action: np.ndarray,
-    c_key: np.ndarray,
-    c_left: np.ndarray,
     table: np.ndarray,
     budget: int,
     counters: np.ndarray,
@@ -267,12 +295,14 @@ def _expand(
     prune: bool,
     deals: int = 2,
 ) -> int:
-    """Generate the children of the ``nf`` positions of ``frontier`` (node ids ``f_ids``) not
-    seen before into the candidate buffers; returns how many, or ``-1 - j`` when child ``j`` of
-    the buffers wins (its parent and action are in ``c_parent[j]``, ``c_action[j]``).
-    ``counters``: positions generated (all depths), positions expanded. ``deals``: 2 plays
-    every deal, 1 only where nothing else is legal, 0 none (the planner's scores,
-    :mod:`spider_env.search.plan`)."""
+    """Generate the children of the ``nf`` positions of ``bufs.frontier`` (node ids
+    ``bufs.f_ids``) not seen before into the children's arrays of ``bufs``; returns how many,
+    or ``-1 - j`` when child ``j`` wins (its parent and action are in ``bufs.c_parent[j]``,
+    ``bufs.c_action[j]``). ``counters``: positions generated (all depths), positions expanded.
+    ``deals``: 2 plays every deal, 1 only where nothing else is legal, 0 none (the planner's
+    scores, :mod:`spider_env.search.plan`)."""
+    frontier, f_ids, cand = bufs.frontier, bufs.f_ids, bufs.cand
+    c_parent, c_action, c_key, c_left = bufs.c_parent, bufs.c_action, bufs.c_key, bufs.c_left
     st = new_state(pr)
     child = new_state(pr)
     ids, keys = legal_buffers(pr)
@@ -331,24 +361,21 @@ def _expand(
 
 
 @jit
-def _select(
-    cand: np.ndarray,
-    c_parent: np.ndarray,
-    c_action: np.ndarray,
-    c_key: np.ndarray,
-    c_left: np.ndarray,
+def select(
+    bufs: Frontier,
     nc: int,
     width: int,
     n_buckets: int,
-    frontier: np.ndarray,
-    f_ids: np.ndarray,
     parent: np.ndarray,
     action: np.ndarray,
     n_nodes: int,
     flags: np.ndarray,
 ) -> int:
-    """Keep the best ``width`` candidates of each count of deals left as the next frontier
-    (node ids from ``n_nodes`` on, their parents and actions recorded); returns its size."""
+    """Keep the best ``width`` of the ``nc`` children of ``bufs`` of each count of deals left as
+    the next ``bufs.frontier`` (node ids from ``n_nodes`` on, their parents and actions
+    recorded in ``parent`` and ``action``); returns its size."""
+    frontier, f_ids, cand = bufs.frontier, bufs.f_ids, bufs.cand
+    c_parent, c_action, c_key, c_left = bufs.c_parent, bufs.c_action, bufs.c_key, bufs.c_left
     order = np.argsort(c_key[:nc], kind="mergesort")
     counts = np.zeros(n_buckets, dtype=np.int64)
     nf = 0
@@ -395,25 +422,17 @@ class BeamSolver(OnGame):
         prune: bool = True,
     ) -> None:
         self.nodes, _ = check_budget(nodes, None)
-        for name, value, low, top in (
-            ("width", width, 1, MAX_WIDTH),
-            ("widen", widen, 1, 100),
-            ("tries", tries, 1, 10),
-            ("max_depth", max_depth, 1, 100_000),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= top:
-                raise ValueError(f"{name} must be an int in {low}..{top:,}, got {value!r}")
+        self.width = check_int("width", width, 1, MAX_WIDTH)
+        self.widen = check_int("widen", widen, 1, 100)
+        self.tries = check_int("tries", tries, 1, 10)
+        self.max_depth = check_int("max_depth", max_depth, 1, 100_000)
         if variant.undo:
             variant = variant.with_options(undo=False)
         self.variant = variant
-        self.width = width
-        self.widen = widen
-        self.tries = tries
-        self.max_depth = max_depth
         self.prune = bool(prune)
         self.game = FastGame(variant)
         self.buckets = n_piles(self.pr) + 1
-        self._buffers: dict[int, tuple[np.ndarray, ...]] = {}
+        self._buffers: dict[int, Frontier] = {}
         self._table = np.zeros(0, dtype=np.uint64)
         self.used = 0
         self.expanded = 0
@@ -421,20 +440,10 @@ class BeamSolver(OnGame):
         self.widths: list[int] = []
         self.stopped = ""
 
-    def _bufs(self, width: int) -> tuple[np.ndarray, ...]:
-        """The frontier and candidate buffers of a beam ``width`` wide (kept for reuse)."""
+    def _bufs(self, width: int) -> Frontier:
+        """The frontier and children of a beam ``width`` wide (kept for reuse)."""
         if width not in self._buffers:
-            front = width * self.buckets
-            n = front * _CHILDREN
-            self._buffers[width] = (
-                new_records(self.pr, front),  # frontier
-                np.empty(front, dtype=np.int32),  # its node ids
-                new_records(self.pr, n),  # candidates
-                np.empty(n, dtype=np.int32),  # their parents
-                np.empty(n, dtype=np.int32),  # their actions
-                np.empty(n, dtype=np.int64),  # their keys
-                np.empty(n, dtype=np.int64),  # their deals left
-            )
+            self._buffers[width] = frontier_buffers(self.pr, width * self.buckets)
         return self._buffers[width]
 
     def _fresh_table(self) -> np.ndarray:
@@ -465,15 +474,15 @@ class BeamSolver(OnGame):
         self.widths = []
         self.stopped = ""
         if self.game.won(root):
-            return _WON, []
+            return WON, []
         width = self.width
         for _ in range(self.tries):
             self.widths.append(width)
             code, line = self._beam(root, width, deadline)
-            if code != _UNKNOWN or self.stopped in ("nodes", "seconds"):
+            if code != UNKNOWN or self.stopped in ("nodes", "seconds"):
                 return code, line
             width *= self.widen
-        return _UNKNOWN, []
+        return UNKNOWN, []
 
     def _beam(self, root: np.ndarray, width: int, deadline: float | None) -> tuple[int, list[int]]:
         """One beam search ``width`` wide from ``root``, with what is left of the budget."""
@@ -481,14 +490,14 @@ class BeamSolver(OnGame):
         left = self.nodes - self.used
         if left <= 0:
             self.stopped = "nodes"
-            return _UNKNOWN, []
-        frontier, f_ids, cand, c_parent, c_action, c_key, c_left = self._bufs(width)
+            return UNKNOWN, []
+        bufs = self._bufs(width)
         table = self._fresh_table()
-        parent = np.empty(frontier.shape[0] * self.max_depth + 1, dtype=np.int32)
+        parent = np.empty(bufs.frontier.shape[0] * self.max_depth + 1, dtype=np.int32)
         action = np.empty_like(parent)
         parent[0] = action[0] = -1
-        pack(pr, root, frontier[0])
-        f_ids[0] = 0
+        pack(pr, root, bufs.frontier[0])
+        bufs.f_ids[0] = 0
         nf, n_nodes = 1, 1
         hash_insert(table, np.uint64(position_hash(pr, root)))
         counters = np.zeros(2, dtype=np.int64)
@@ -500,31 +509,26 @@ class BeamSolver(OnGame):
             while True:
                 if self.depth >= self.max_depth:
                     self.stopped = "depth"
-                    return _UNKNOWN, []
+                    return UNKNOWN, []
                 if deadline is not None and time.perf_counter() >= deadline:
                     self.stopped = "seconds"
-                    return _UNKNOWN, []
+                    return UNKNOWN, []
                 # room for every child this depth can make (at most every action of each
                 # position), so the table is never more than half full
                 table = self._room(table, int(counters[0]) + 1, min(nf * self.game.n_actions, left))
-                nc = _expand(
-                    pr, frontier, f_ids, nf, cand, c_parent, c_action, c_key, c_left, table,
-                    left, counters, flags, self.prune,
-                )  # fmt: skip
+                nc = expand(pr, bufs, nf, table, left, counters, flags, self.prune)
                 self.depth += 1
                 if nc < 0:
                     j = -1 - nc
-                    return _WON, [*trace_line(parent, action, int(c_parent[j])), int(c_action[j])]
+                    line = trace_line(parent, action, int(bufs.c_parent[j]))
+                    return WON, [*line, int(bufs.c_action[j])]
                 if flags[F_FULL]:
                     self.stopped = "nodes"
-                    return _UNKNOWN, []
+                    return UNKNOWN, []
                 if nc == 0:
                     complete = not flags[F_PRUNED] and not flags[F_DISCARDED]
-                    return (_LOST if complete else _UNKNOWN), []
-                nf = _select(
-                    cand, c_parent, c_action, c_key, c_left, nc, width, self.buckets,
-                    frontier, f_ids, parent, action, n_nodes, flags,
-                )  # fmt: skip
+                    return (LOST if complete else UNKNOWN), []
+                nf = select(bufs, nc, width, self.buckets, parent, action, n_nodes, flags)
                 n_nodes += nf
         finally:
             self.used = used0 + int(counters[0])
@@ -532,18 +536,27 @@ class BeamSolver(OnGame):
 
 
 __all__ = [
+    "CHILDREN",
     "DEFAULT_BEAM_NODES",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_TRIES",
     "DEFAULT_WIDEN",
     "DEFAULT_WIDTH",
+    "LOST",
+    "RUNNING",
+    "UNKNOWN",
+    "WON",
     "BeamSolver",
+    "Frontier",
     "alike_split",
     "chaos_key",
+    "expand",
     "filtered",
     "first_empties",
     "forced_discard",
+    "frontier_buffers",
     "hash_insert",
+    "select",
     "table_size",
     "trace_line",
 ]

@@ -4,7 +4,7 @@ budget. No numba here, so the command line can show and check a budget before th
 
 from __future__ import annotations
 
-import numpy as np
+from spider_env.core.checks import check_int, check_number
 
 #: Positions a search stores when no budget is given (:func:`spider_env.search.solver.solve`,
 #: :class:`~spider_env.search.solver.Solver`, ``spider-env solve``).
@@ -13,8 +13,7 @@ DEFAULT_NODES = 1_000_000
 #: (:class:`~spider_env.search.beam.BeamSolver`).
 DEFAULT_BEAM_NODES = 20_000_000
 #: Positions the depth-first search generates when no budget is given
-#: (:class:`~spider_env.search.dfs.DepthFirstSolver`; about 200 bytes each on Scorpion, with
-#: its table).
+#: (:class:`~spider_env.search.dfs.DepthFirstSolver`; it keeps each one, with its table).
 DEFAULT_DFS_NODES = 3_000_000
 #: The largest depth-first budget: it keeps every position it generates (a few GB at most).
 MAX_DFS_NODES = 20_000_000
@@ -37,16 +36,9 @@ def check_dfs_nodes(nodes: int) -> int:
 
 
 def check_budget(nodes: object, seconds: object) -> tuple[int, float | None]:
-    """``(nodes, seconds)`` checked: ``ValueError`` naming the bad one."""
-    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
-        raise ValueError(f"nodes must be a positive int, got {nodes!r}")
-    if nodes > MAX_NODES:
-        raise ValueError(f"nodes must be at most {MAX_NODES:,}, got {nodes:,}")
-    if seconds is not None and (
-        isinstance(seconds, bool)
-        or not isinstance(seconds, (int, float))
-        or not np.isfinite(seconds)
-        or seconds <= 0
-    ):
-        raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
-    return int(nodes), None if seconds is None else float(seconds)
+    """``(nodes, seconds)`` checked (``nodes`` an int in 1 .. :data:`MAX_NODES`, ``seconds``
+    ``None`` or a positive finite number): ``TypeError`` / ``ValueError`` naming the bad one."""
+    n = check_int("nodes", nodes, 1, MAX_NODES)
+    if seconds is None:
+        return n, None
+    return n, check_number("seconds", seconds, 0, None, low_open=True)

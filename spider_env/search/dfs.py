@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from spider_env.core.checks import check_int
 from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
@@ -50,10 +51,10 @@ from spider_env.fast.game import (
 )
 from spider_env.fast.jit import jit, refresh_cache
 from spider_env.search.beam import (
-    _LOST,
-    _RUNNING,
-    _UNKNOWN,
-    _WON,
+    LOST,
+    RUNNING,
+    UNKNOWN,
+    WON,
     chaos_key,
     filtered,
     first_empties,
@@ -84,9 +85,9 @@ def depth_first(
     resumable: ``state`` holds ``[stack size, positions generated, line length, expansions
     left in this slice, positions expanded, 1 if a position was too deep for path]``
     (``state[0] == 0``: a new search, which clears ``table``; the caller zeroes the rest).
-    Returns ``_WON`` (``path[:state[2]]`` is the line), ``_LOST`` (the stack ran empty with
-    the budget not reached), ``_UNKNOWN`` (the budget was reached, or a position was deeper
-    than ``path`` has room for) or ``_RUNNING`` (the slice ended: call again). ``stack``,
+    Returns ``WON`` (``path[:state[2]]`` is the line), ``LOST`` (the stack ran empty with
+    the budget not reached), ``UNKNOWN`` (the budget was reached, or a position was deeper
+    than ``path`` has room for) or ``RUNNING`` (the slice ended: call again). ``stack``,
     ``s_depth``, ``s_action``: ``budget + 1`` rows at least; ``table``: room for
     ``2 * budget`` keys; ``path``: the deepest line's room."""
     st = new_state(pr)
@@ -97,7 +98,7 @@ def depth_first(
     if state[0] == 0:
         if is_won(pr, root):
             state[2] = 0
-            return _WON
+            return WON
         table[:] = 0
         hash_insert(table, position_hash(pr, root))
         pack(pr, root, stack[0])
@@ -111,7 +112,7 @@ def depth_first(
     while top > 0:
         if slice_left <= 0:
             state[0], state[1] = top, generated
-            return _RUNNING
+            return RUNNING
         slice_left -= 1
         state[4] += 1
         top -= 1
@@ -140,7 +141,7 @@ def depth_first(
                     continue
             if generated >= budget:
                 state[0], state[1] = 0, generated
-                return _UNKNOWN
+                return UNKNOWN
             copy_state(pr, st, child)
             apply_action(pr, child, a)
             if hash_insert(table, position_hash(pr, child)) <= 0:
@@ -149,7 +150,7 @@ def depth_first(
             if is_won(pr, child):
                 path[depth] = a
                 state[0], state[1], state[2] = 0, generated, depth + 1
-                return _WON
+                return WON
             pack(pr, child, stack[top])
             s_depth[top] = depth + 1
             s_action[top] = a
@@ -164,7 +165,7 @@ def depth_first(
                 stack[base + j] = rows[order[j]]
                 s_action[base + j] = acts[order[j]]
     state[0], state[1] = 0, generated
-    return _UNKNOWN if state[5] else _LOST
+    return UNKNOWN if state[5] else LOST
 
 
 class DepthFirstSolver(OnGame):
@@ -187,12 +188,7 @@ class DepthFirstSolver(OnGame):
         max_depth: int = 2000,
     ) -> None:
         self.nodes = check_dfs_nodes(check_budget(nodes, None)[0])
-        if (
-            isinstance(max_depth, bool)
-            or not isinstance(max_depth, int)
-            or not 1 <= max_depth <= 100_000
-        ):
-            raise ValueError(f"max_depth must be an int in 1..100,000, got {max_depth!r}")
+        max_depth = check_int("max_depth", max_depth, 1, 100_000)
         if variant.undo:
             variant = variant.with_options(undo=False)
         self.variant = variant
@@ -230,21 +226,21 @@ class DepthFirstSolver(OnGame):
                 self.pr, root, self.nodes, stack, s_depth, s_action, path, table, self.prune,
                 state,
             )  # fmt: skip
-            if code != _RUNNING:
+            if code != RUNNING:
                 break
             if deadline is not None and time.perf_counter() >= deadline:
                 self.stopped = "seconds"
-                code = _UNKNOWN
+                code = UNKNOWN
                 break
         self.used = int(state[1])
         self.expanded = int(state[4])
-        if code == _WON:
-            return _WON, [int(a) for a in path[: state[2]]]
-        if code == _UNKNOWN and not self.stopped:
+        if code == WON:
+            return WON, [int(a) for a in path[: state[2]]]
+        if code == UNKNOWN and not self.stopped:
             self.stopped = "nodes" if self.used >= self.nodes else "depth"
-        if code == _LOST and not self.proves:
+        if code == LOST and not self.proves:
             self.stopped = "pruned"
-            code = _UNKNOWN
+            code = UNKNOWN
         return code, []
 
 

@@ -14,23 +14,23 @@ reach before the next irreversible event, and a cheap, graded score of a positio
   stock is a guess: what a deal would bring is scored by the candidates that deal.
 * :func:`evaluate`: many (candidate, sample) pairs in one call: a closure position with the
   sample's unseen cards put in, its event played, then :func:`beam_value`.
-* :func:`blind_value` (:func:`evaluate_blind` for many pairs): a score without the beam's
-  knowledge of the sample's cards, a rollout by a player who sees only what a player sees:
-  at each step its closure, then the event best by the static rank with the card it turns up
-  drawn from the unseen cards (:func:`blind_key`); the sample's own card then turns up.
+
+The buffers pass to the compiled functions as named tuples (:class:`ClosureBuffers`,
+:class:`ScoreBuffers`, :class:`Pairs`), read by name.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from spider_env.core.cards import KING
+from spider_env.core.checks import check_int
 from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
     OnGame,
     apply_action,
-    card_at,
     column_length,
     copy_state,
     deal_needs_no_empty,
@@ -46,37 +46,65 @@ from spider_env.fast.game import (
     new_records,
     new_state,
     pack,
-    pile_card,
-    pile_size,
     position_hash,
-    set_card,
     unpack,
 )
 from spider_env.fast.jit import jit, refresh_cache
 from spider_env.search.beam import (
-    _CHILDREN,
     F_FULL,
-    _expand,
-    _select,
+    Frontier,
     chaos_key,
+    expand,
     filtered,
     first_empties,
     forced_discard,
+    frontier_buffers,
     hash_insert,
+    select,
     table_size,
     trace_line,
 )
 
 #: The share of the score a position that is not won can reach (a win scores 1.0).
 GRADED_TOP = 0.9
+#: How a score's beam deals (:func:`spider_env.search.beam.expand`'s ``deals``): only where
+#: nothing else is legal, since a sample's stock is a guess.
+SCORE_DEALS = 1
 
-#: A :func:`closure`'s buffers (:func:`closure_buffers`), passed to the compiled functions as
-#: one tuple: ``recs, parent, action, table, ev_node, ev_action``.
-ClosureBuffers = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-#: A :func:`beam_value`'s buffers (:func:`beam_buffers`), one tuple of ten arrays.
-BeamBuffers = tuple[np.ndarray, ...]
-#: (candidate, sample) pairs to score, one tuple of seven arrays (:func:`pair_state`).
-Pairs = tuple[np.ndarray, ...]
+
+class ClosureBuffers(NamedTuple):
+    """The arrays of a :func:`closure` (:func:`closure_buffers`)."""
+
+    recs: np.ndarray  # the positions listed (packed); node 0 is the root
+    parent: np.ndarray  # each position's parent node
+    action: np.ndarray  # the action that reached it
+    table: np.ndarray  # the transposition table (zeroed before each closure)
+    ev_node: np.ndarray  # the node each event is played in
+    ev_action: np.ndarray  # the event's action
+
+
+class ScoreBuffers(NamedTuple):
+    """The arrays of a :func:`beam_value` (:func:`score_buffers`)."""
+
+    beam: Frontier  # the frontier and children of one depth
+    table: np.ndarray  # the transposition table (cleared by each score)
+    parent: np.ndarray  # the selection's parents (:func:`spider_env.search.beam.select`)
+    action: np.ndarray  # and actions
+
+
+class Pairs(NamedTuple):
+    """(candidate, sample) pairs to score (:func:`pair_state`): pair ``p`` is candidate
+    ``k = pair_cand[p]`` (the closure position ``recs[cand_node[k]]`` and its event
+    ``cand_event[k]``, -1: none) on the layout ``values[pair_sample[p]]`` of the hidden
+    ``slots``."""
+
+    recs: np.ndarray
+    slots: np.ndarray
+    values: np.ndarray
+    cand_node: np.ndarray
+    cand_event: np.ndarray
+    pair_cand: np.ndarray
+    pair_sample: np.ndarray
 
 
 @jit
@@ -91,16 +119,17 @@ def face_down_total(pr: np.ndarray, st: np.ndarray) -> int:
 @jit
 def closure(pr: np.ndarray, root: np.ndarray, bufs: ClosureBuffers) -> tuple[int, int, int, int]:
     """The positions reachable from ``root`` without turning a card up or dealing, breadth
-    first, in ``bufs`` (:func:`closure_buffers`: ``recs, parent, action, table, ev_node,
-    ev_action``): ``recs[i]`` (packed), reached from ``parent[i]`` by ``action[i]`` (node 0 is the
-    root), at most ``recs.shape[0]``; and the events from them: ``ev_action[e]`` played in
-    ``ev_node[e]`` turns a card up or deals (each distinct resulting position once), at most
-    ``ev_node.shape[0]``. ``table`` (zeroed, a power of two, at least twice the positions and
-    events) is the transposition table. Returns ``(positions, events, won, full)``: ``won`` is
-    a node that wins (-1: none; the search stops there), ``full`` 1 when a child found no
-    room (positions or events at their limit; it may repeat one listed). A child without room
-    is not put in the table, so the table never fills."""
-    recs, parent, action, table, ev_node, ev_action = bufs
+    first, in ``bufs`` (:class:`ClosureBuffers`): ``recs[i]`` (packed), reached from
+    ``parent[i]`` by ``action[i]`` (node 0 is the root), at most ``recs.shape[0]``; and the
+    events from them: ``ev_action[e]`` played in ``ev_node[e]`` turns a card up or deals (each
+    distinct resulting position once), at most ``ev_node.shape[0]``. ``table`` (zeroed, a power
+    of two, at least twice the positions and events) is the transposition table. Returns
+    ``(positions, events, won, full)``: ``won`` is a node that wins (-1: none; the search stops
+    there), ``full`` 1 when a child found no room (positions or events at their limit; it may
+    repeat one listed). A child without room is not put in the table, so the table never
+    fills."""
+    recs, parent, action, table = bufs.recs, bufs.parent, bufs.action, bufs.table
+    ev_node, ev_action = bufs.ev_node, bufs.ev_action
     st = new_state(pr)
     child = new_state(pr)
     ids, keys = legal_buffers(pr)
@@ -201,50 +230,44 @@ def beam_value(
     max_depth: int,
     n_buckets: int,
     n_cards: int,
-    bufs: BeamBuffers,
-    deals: int,
+    bufs: ScoreBuffers,
     stock_by_left: np.ndarray,
     spent: np.ndarray,
 ) -> float:
     """A beam ``width`` wide (per count of deals left) from ``root``, at most ``budget``
-    positions generated and ``max_depth`` depths: 1.0 if it wins, 0.0 if ``root`` is
-    :func:`starved`, else :func:`graded` of the best position generated that is not starved;
-    the positions generated are added to ``spent[0]``. ``bufs``: :func:`beam_buffers` (at least
-    ``width * n_buckets`` frontier rows, a table of ``2 * budget`` keys, cleared here)."""
-    frontier, f_ids, cand, c_parent, c_action, c_key, c_left, table, b_parent, b_action = bufs
+    positions generated and ``max_depth`` depths, dealing only where nothing else is legal
+    (:data:`SCORE_DEALS`): 1.0 if it wins, 0.0 if ``root`` is :func:`starved`, else
+    :func:`graded` of the best position generated that is not starved; the positions generated
+    are added to ``spent[0]``. ``bufs``: :func:`score_buffers` (at least ``width * n_buckets``
+    frontier rows, a table of ``2 * budget`` keys, cleared here)."""
+    beam, table = bufs.beam, bufs.table
     if is_won(pr, root):
         return 1.0
     if starved(pr, root):
         return 0.0
     tmp = new_state(pr)
     table[:] = 0
-    pack(pr, root, frontier[0])
-    f_ids[0] = 0
+    pack(pr, root, beam.frontier[0])
+    beam.f_ids[0] = 0
     hash_insert(table, position_hash(pr, root))
     counters = np.zeros(2, dtype=np.int64)
     flags = np.zeros(3, dtype=np.int64)
     best = chaos_key(pr, root) + stock_term(stock_by_left, deals_left(pr, root))
     nf = 1
     for _ in range(max_depth):
-        nc = _expand(
-            pr, frontier, f_ids, nf, cand, c_parent, c_action, c_key, c_left, table, budget,
-            counters, flags, True, deals,
-        )  # fmt: skip
+        nc = expand(pr, beam, nf, table, budget, counters, flags, True, SCORE_DEALS)
         if nc < 0:
             spent[0] += counters[0]
             return 1.0
         for j in range(nc):
-            key = c_key[j] + stock_term(stock_by_left, c_left[j])
+            key = beam.c_key[j] + stock_term(stock_by_left, beam.c_left[j])
             if key < best:
-                unpack(pr, cand[j], tmp)
+                unpack(pr, beam.cand[j], tmp)
                 if not starved(pr, tmp):
                     best = key
         if nc == 0 or flags[F_FULL]:
             break
-        nf = _select(
-            cand, c_parent, c_action, c_key, c_left, nc, width, n_buckets, frontier, f_ids,
-            b_parent, b_action, 0, flags,
-        )  # fmt: skip
+        nf = select(beam, nc, width, n_buckets, bufs.parent, bufs.action, 0, flags)
     spent[0] += counters[0]
     return graded(pr, best, n_cards)
 
@@ -268,20 +291,16 @@ def candidate_state(
 
 
 @jit
-def n_pairs(pairs: Pairs) -> int:
-    """How many pairs ``pairs`` holds (:func:`pair_state`)."""
-    return pairs[5].shape[0]
-
-
-@jit
 def pair_state(pr: np.ndarray, pairs: Pairs, p: int, st: np.ndarray) -> None:
-    """Into ``st``: pair ``p`` of ``pairs`` (``recs, slots, values, cand_node, cand_event,
-    pair_cand, pair_sample``), candidate ``k = pair_cand[p]`` on sample ``pair_sample[p]``:
-    closure position ``recs[cand_node[k]]`` with the sample's unseen cards (``values[s]`` in the
-    hidden ``slots``) put in, then its event ``cand_event[k]`` played (-1: none)."""
-    recs, slots, values, cand_node, cand_event, pair_cand, pair_sample = pairs
-    k = pair_cand[p]
-    candidate_state(pr, recs[cand_node[k]], slots, values[pair_sample[p]], cand_event[k], st)
+    """Into ``st``: pair ``p`` of ``pairs`` (:class:`Pairs`), candidate ``k = pair_cand[p]`` on
+    sample ``pair_sample[p]``: closure position ``recs[cand_node[k]]`` with the sample's unseen
+    cards (``values[s]`` in the hidden ``slots``) put in, then its event ``cand_event[k]``
+    played (-1: none)."""
+    k = pairs.pair_cand[p]
+    candidate_state(
+        pr, pairs.recs[pairs.cand_node[k]], pairs.slots, pairs.values[pairs.pair_sample[p]],
+        pairs.cand_event[k], st,
+    )  # fmt: skip
 
 
 @jit
@@ -294,220 +313,18 @@ def evaluate(
     max_depth: int,
     n_buckets: int,
     n_cards: int,
-    bufs: BeamBuffers,
-    deals: int,
+    bufs: ScoreBuffers,
     stock_by_left: np.ndarray,
     spent: np.ndarray,
 ) -> None:
     """``out[p]`` = :func:`beam_value` of pair ``p`` (:func:`pair_state`); the beams' positions
     generated are added to ``spent[0]``."""
     st = new_state(pr)
-    for p in range(n_pairs(pairs)):
+    for p in range(pairs.pair_cand.shape[0]):
         pair_state(pr, pairs, p, st)
         out[p] = beam_value(
-            pr, st, width, budget, max_depth, n_buckets, n_cards, bufs, deals, stock_by_left, spent
+            pr, st, width, budget, max_depth, n_buckets, n_cards, bufs, stock_by_left, spent
         )
-
-
-@jit
-def closure_graded(
-    pr: np.ndarray,
-    root: np.ndarray,
-    recs: np.ndarray,
-    n: int,
-    stock_by_left: np.ndarray,
-    n_cards: int,
-    tmp: np.ndarray,
-) -> float:
-    """:func:`graded` of the best of ``root`` and the positions ``recs[1:n]`` of its
-    :func:`closure` that are not :func:`starved` (no deal among them: the stock is ``root``'s;
-    0.0 if ``root`` is starved); ``tmp``: a state buffer."""
-    if starved(pr, root):
-        return 0.0
-    stock = stock_term(stock_by_left, deals_left(pr, root))
-    best = chaos_key(pr, root) + stock
-    for i in range(1, n):
-        unpack(pr, recs[i], tmp)
-        key = chaos_key(pr, tmp) + stock
-        if key < best and not starved(pr, tmp):
-            best = key
-    return graded(pr, best, n_cards)
-
-
-@jit
-def blank_face_down(pr: np.ndarray, st: np.ndarray) -> None:
-    """Every face-down card of ``st`` made a king (the beam rank reads a column's deepest card:
-    blanked, a rank reads nothing unseen)."""
-    for c in range(n_columns(pr)):
-        for i in range(face_down(pr, st, c)):
-            set_card(pr, st, c, i, KING)
-
-
-@jit
-def evaluate_worst(
-    pr: np.ndarray,
-    pairs: Pairs,
-    out: np.ndarray,
-    n_cards: int,
-    bufs: ClosureBuffers,
-    stock_by_left: np.ndarray,
-) -> None:
-    """``out[p]``: the worst case of pair ``p`` (:func:`pair_state`), the score when every card
-    still unseen after its event is useless: the candidate's position with the sample's cards
-    put in and its event played (what the event shows is seen), then the best position
-    reachable without turning another card up or dealing (:func:`closure` in ``bufs``; 1.0 if
-    it wins, else :func:`graded`). The cards still face down are blanked (all kings) first,
-    since the rank reads a column's deepest card: only the card the event shows is read from
-    the sample."""
-    recs, _, _, table, _, _ = bufs
-    st = new_state(pr)
-    other = new_state(pr)
-    for p in range(n_pairs(pairs)):
-        pair_state(pr, pairs, p, st)
-        blank_face_down(pr, st)
-        if is_won(pr, st):
-            out[p] = 1.0
-            continue
-        table[:] = 0
-        n, _, won, _ = closure(pr, st, bufs)
-        if won >= 0:
-            out[p] = 1.0
-            continue
-        out[p] = closure_graded(pr, st, recs, n, stock_by_left, n_cards, other)
-
-
-@jit
-def unseen_pool(pr: np.ndarray, st: np.ndarray, pool: np.ndarray) -> int:
-    """Into ``pool``: the cards ``st`` keeps unseen (face down, in the stock; a pile's top too
-    where the variant shows it, so a rollout's player knows a little less than a player),
-    sorted, so that a draw from it depends on what they are, not where they lie; returns how
-    many."""
-    n = 0
-    for c in range(n_columns(pr)):
-        for i in range(face_down(pr, st, c)):
-            pool[n] = card_at(pr, st, c, i)
-            n += 1
-    for j in range(n_piles(pr)):
-        for i in range(pile_size(pr, st, j)):
-            pool[n] = pile_card(pr, st, j, i)
-            n += 1
-    pool[:n].sort()
-    return n
-
-
-@jit
-def blind_key(
-    pr: np.ndarray,
-    rec: np.ndarray,
-    event: int,
-    pool: np.ndarray,
-    n_pool: int,
-    draws: int,
-    tmp: np.ndarray,
-) -> float:
-    """The beam rank of closure position ``rec`` after ``event`` as a player sees it before
-    the event: the card it turns up is drawn ``draws`` times (numba's RNG, seeded by the
-    caller) from the ``n_pool`` unseen cards of ``pool`` (:func:`unseen_pool`) and the ranks
-    averaged, every card still face down blanked (a king); a deal is ranked by the position it
-    is made from. Nothing unseen is read."""
-    unpack(pr, rec, tmp)
-    shown = -1
-    if not is_deal(pr, event):
-        C = n_columns(pr)
-        before = np.empty(C, dtype=np.int64)
-        for c in range(C):
-            before[c] = face_down(pr, tmp, c)
-        apply_action(pr, tmp, event)
-        for c in range(C):
-            if face_down(pr, tmp, c) < before[c]:
-                shown = c
-    blank_face_down(pr, tmp)
-    if shown < 0 or n_pool == 0:
-        return float(chaos_key(pr, tmp) >> 8)
-    at = face_down(pr, tmp, shown)
-    total = 0.0
-    for _ in range(draws):
-        set_card(pr, tmp, shown, at, pool[np.random.randint(n_pool)])
-        total += chaos_key(pr, tmp) >> 8
-    return total / draws
-
-
-@jit
-def blind_value(
-    pr: np.ndarray,
-    start: np.ndarray,
-    max_events: int,
-    draws: int,
-    hold: bool,
-    n_cards: int,
-    bufs: ClosureBuffers,
-    stock_by_left: np.ndarray,
-    spent: np.ndarray,
-) -> float:
-    """A rollout from ``start`` (a full layout) by a player who sees only what a player sees:
-    at each step the :func:`closure` (in ``bufs``), a win played if listed, else the
-    event best by :func:`blind_key` (no deal while a card can be turned up, with ``hold``),
-    then the layout's own cards turn up; at most ``max_events`` events. 1.0 if it wins, else
-    :func:`graded` of the best position of its last closure. The positions listed are added
-    to ``spent[0]``; draws use numba's RNG (seeded by the caller)."""
-    recs, _, _, table, ev_node, ev_action = bufs
-    cur = new_state(pr)
-    tmp = new_state(pr)
-    pool = np.empty(cur.shape[0], dtype=cur.dtype)
-    copy_state(pr, start, cur)
-    n = 0
-    for _ in range(max_events + 1):
-        if is_won(pr, cur):
-            return 1.0
-        table[:] = 0
-        n, n_ev, won, _ = closure(pr, cur, bufs)
-        spent[0] += n
-        if won >= 0:
-            return 1.0
-        if n_ev == 0:
-            break
-        reveal = False
-        if hold:
-            for e in range(n_ev):
-                if not is_deal(pr, ev_action[e]):
-                    reveal = True
-                    break
-        n_pool = unseen_pool(pr, cur, pool)
-        best = -1
-        best_key = 0.0
-        for e in range(n_ev):
-            if reveal and is_deal(pr, ev_action[e]):
-                continue
-            key = blind_key(pr, recs[ev_node[e]], ev_action[e], pool, n_pool, draws, tmp)
-            if best < 0 or key < best_key:
-                best, best_key = e, key
-        unpack(pr, recs[ev_node[best]], cur)
-        apply_action(pr, cur, ev_action[best])
-        n = 0  # out of events: the position reached is graded alone
-    return closure_graded(pr, cur, recs, n, stock_by_left, n_cards, tmp)
-
-
-@jit
-def evaluate_blind(
-    pr: np.ndarray,
-    pairs: Pairs,
-    seeds: np.ndarray,
-    out: np.ndarray,
-    max_events: int,
-    draws: int,
-    hold: bool,
-    n_cards: int,
-    bufs: ClosureBuffers,
-    stock_by_left: np.ndarray,
-    spent: np.ndarray,
-) -> None:
-    """``out[p]``: :func:`blind_value` of pair ``p`` (:func:`pair_state`), numba's RNG seeded with
-    ``seeds[p]`` first; the rollouts' closures in ``bufs``."""
-    st = new_state(pr)
-    for p in range(n_pairs(pairs)):
-        pair_state(pr, pairs, p, st)
-        np.random.seed(seeds[p])
-        out[p] = blind_value(pr, st, max_events, draws, hold, n_cards, bufs, stock_by_left, spent)
 
 
 @jit
@@ -536,7 +353,8 @@ class PlanSearch(OnGame):
     """The planner's searches for one variant, with their buffers (made once, reused).
 
     ``closure_nodes``: positions a :func:`closure` holds at most (and as many events);
-    ``width``, ``nodes``, ``max_depth``: the beam of one score (:func:`beam_value`).
+    ``width``, ``nodes``, ``max_depth``: the beam of one score (:func:`beam_value`). Each an int
+    of at least 1 (``TypeError`` / ``ValueError`` otherwise).
     """
 
     def __init__(
@@ -547,32 +365,31 @@ class PlanSearch(OnGame):
         width: int = 2,
         nodes: int = 4000,
         max_depth: int = 200,
-        deals: int = 1,
     ) -> None:
         if variant.undo:
             variant = variant.with_options(undo=False)
         self.variant = variant
         self.game = FastGame(variant)
         pr = self.pr
-        self.width, self.nodes, self.max_depth = width, nodes, max_depth
+        self.width = check_int("width", width, 1)
+        self.nodes = check_int("nodes", nodes, 1)
+        self.max_depth = check_int("max_depth", max_depth, 1)
         self.n_buckets = n_piles(pr) + 1
         self.n_cards = variant.n_cards
-        self.deals = deals
         # cards in the stock when k deals are left (the piles are dealt in order)
         sizes = list(variant.stock)
         self.stock_by_left = np.array(
             [sum(sizes[len(sizes) - k :]) if k else 0 for k in range(len(sizes) + 1)],
             dtype=np.int64,
         )
-        self.bufs = closure_buffers(pr, closure_nodes)
-        self.recs, self.parent, self.action, self.c_table, self.ev_node, self.ev_action = self.bufs
-        self.beam = beam_buffers(pr, width * self.n_buckets, nodes)
+        self.bufs = closure_buffers(pr, check_int("closure_nodes", closure_nodes, 1))
+        self.recs, self.parent, self.action = self.bufs.recs, self.bufs.parent, self.bufs.action
+        self.c_table = self.bufs.table
+        self.ev_node, self.ev_action = self.bufs.ev_node, self.bufs.ev_action
+        self.beam = score_buffers(pr, self.width * self.n_buckets, self.nodes)
         self.full = False
-        #: positions the scores' beams (:meth:`evaluate`) have generated and the rollouts'
-        #: closures (:meth:`blind`) listed, all calls
+        #: positions the scores' beams (:meth:`evaluate`) have generated, all calls
         self.generated = 0
-        self._worst: ClosureBuffers | None = None
-        self._blind: ClosureBuffers | None = None
 
     def closure(self, root: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
         """:func:`closure` of ``root``: ``(won node or -1, event nodes, event actions)``
@@ -599,73 +416,30 @@ class PlanSearch(OnGame):
         nodes: int | None = None,
     ) -> np.ndarray:
         """:func:`evaluate` of the pairs (a new array of scores); ``width`` / ``nodes``: a
-        smaller beam than the search's own (``None``: its own; ``ValueError`` outside 1 .. its
-        own, the size of its buffers)."""
-        width = self.width if width is None else _within("width", width, self.width)
-        nodes = self.nodes if nodes is None else _within("nodes", nodes, self.nodes)
+        smaller beam than the search's own (``None``: its own; an int in 1 .. its own, the size
+        of its buffers, else ``TypeError`` / ``ValueError``)."""
+        width = self.width if width is None else check_int("width", width, 1, self.width)
+        nodes = self.nodes if nodes is None else check_int("nodes", nodes, 1, self.nodes)
         out = np.empty(pair_cand.shape[0], dtype=np.float64)
         spent = np.zeros(1, dtype=np.int64)
+        pairs = Pairs(self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample)
         evaluate(
-            self.pr, (self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample),
-            out, width, nodes, self.max_depth, self.n_buckets, self.n_cards, self.beam, self.deals,
+            self.pr, pairs, out, width, nodes, self.max_depth, self.n_buckets, self.n_cards,
+            self.beam, self.stock_by_left, spent,
+        )  # fmt: skip
+        self.generated += int(spent[0])
+        return out
+
+    def value(self, st: np.ndarray) -> float:
+        """The score of position ``st`` with no search (:func:`beam_value` of depth 0): 1.0 if
+        it is won, 0.0 if it is :func:`starved`, else :func:`graded` of its beam rank and its
+        stock."""
+        spent = np.zeros(1, dtype=np.int64)
+        value = beam_value(
+            self.pr, st, self.width, self.nodes, 0, self.n_buckets, self.n_cards, self.beam,
             self.stock_by_left, spent,
         )  # fmt: skip
-        self.generated += int(spent[0])
-        return out
-
-    def worst(
-        self,
-        slots: np.ndarray,
-        values: np.ndarray,
-        cand_node: np.ndarray,
-        cand_event: np.ndarray,
-        pair_cand: np.ndarray,
-        pair_sample: np.ndarray,
-        positions: int,
-    ) -> np.ndarray:
-        """:func:`evaluate_worst` of the pairs (a new array), each closure at most
-        ``positions`` positions (buffers made on first use, again if it changes);
-        ``ValueError`` unless ``positions`` is an int of at least 1."""
-        positions = _within("positions", positions)
-        if self._worst is None or self._worst[0].shape[0] != positions:
-            self._worst = closure_buffers(self.pr, positions)
-        out = np.empty(pair_cand.shape[0], dtype=np.float64)
-        evaluate_worst(
-            self.pr, (self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample),
-            out, self.n_cards, self._worst, self.stock_by_left,
-        )  # fmt: skip
-        return out
-
-    def blind(
-        self,
-        slots: np.ndarray,
-        values: np.ndarray,
-        cand_node: np.ndarray,
-        cand_event: np.ndarray,
-        pair_cand: np.ndarray,
-        pair_sample: np.ndarray,
-        seeds: np.ndarray,
-        *,
-        positions: int,
-        max_events: int = 200,
-        draws: int = 2,
-        hold: bool = True,
-    ) -> np.ndarray:
-        """:func:`evaluate_blind` of the pairs (a new array of scores), each rollout's closures
-        at most ``positions`` positions (buffers made on first use, again if it changes); the
-        positions listed are added to :attr:`generated`."""
-        positions = _within("positions", positions)
-        if self._blind is None or self._blind[0].shape[0] != positions:
-            self._blind = closure_buffers(self.pr, positions)
-        out = np.empty(pair_cand.shape[0], dtype=np.float64)
-        spent = np.zeros(1, dtype=np.int64)
-        evaluate_blind(
-            self.pr, (self.recs, slots, values, cand_node, cand_event, pair_cand, pair_sample),
-            seeds, out, _within("max_events", max_events), _within("draws", draws), hold,
-            self.n_cards, self._blind, self.stock_by_left, spent,
-        )  # fmt: skip
-        self.generated += int(spent[0])
-        return out
+        return float(value)
 
     def static(
         self, slots: np.ndarray, values: np.ndarray, cand_node: np.ndarray, cand_event: np.ndarray
@@ -676,23 +450,10 @@ class PlanSearch(OnGame):
         return out
 
 
-def _within(name: str, value: object, top: int | None = None) -> int:
-    """``value`` as an int of at least 1 (and at most ``top``, if given); ``ValueError`` naming
-    ``name`` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an int, got {value!r}")
-    if top is None and value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
-    if top is not None and not 1 <= value <= top:
-        raise ValueError(f"{name} must be in 1..{top}, got {value}")
-    return int(value)
-
-
 def closure_buffers(pr: np.ndarray, n: int) -> ClosureBuffers:
-    """The buffers of a :func:`closure` of ``n`` positions and ``n`` events: records, parents,
-    actions, the transposition table (twice the room, so it never fills), event nodes, event
-    actions."""
-    return (
+    """The :class:`ClosureBuffers` of a :func:`closure` of ``n`` positions and ``n`` events (the
+    transposition table with twice the room, so it never fills)."""
+    return ClosureBuffers(
         new_records(pr, n),
         np.empty(n, dtype=np.int32),
         np.empty(n, dtype=np.int32),
@@ -702,20 +463,11 @@ def closure_buffers(pr: np.ndarray, n: int) -> ClosureBuffers:
     )
 
 
-def beam_buffers(pr: np.ndarray, front: int, nodes: int) -> BeamBuffers:
-    """The buffers of a :func:`beam_value` of ``front`` frontier rows (its width times the
-    counts of deals left) and at most ``nodes`` positions: the frontier and its node ids, the
-    children (records, parents, actions, ranks, deals left), the transposition table, the
-    selection's parents and actions."""
-    n = front * _CHILDREN
-    return (
-        new_records(pr, front),
-        np.empty(front, dtype=np.int32),
-        new_records(pr, n),
-        np.empty(n, dtype=np.int32),
-        np.empty(n, dtype=np.int32),
-        np.empty(n, dtype=np.int64),
-        np.empty(n, dtype=np.int64),
+def score_buffers(pr: np.ndarray, front: int, nodes: int) -> ScoreBuffers:
+    """The :class:`ScoreBuffers` of a :func:`beam_value` of ``front`` frontier rows (its width
+    times the counts of deals left) and at most ``nodes`` positions."""
+    return ScoreBuffers(
+        frontier_buffers(pr, front),
         np.zeros(table_size(2 * nodes + 2), dtype=np.uint64),
         np.empty(front, dtype=np.int32),
         np.empty(front, dtype=np.int32),
@@ -724,30 +476,23 @@ def beam_buffers(pr: np.ndarray, front: int, nodes: int) -> BeamBuffers:
 
 __all__ = [
     "GRADED_TOP",
-    "BeamBuffers",
+    "SCORE_DEALS",
     "ClosureBuffers",
     "Pairs",
     "PlanSearch",
-    "beam_buffers",
+    "ScoreBuffers",
     "beam_value",
-    "blank_face_down",
-    "blind_key",
-    "blind_value",
     "candidate_state",
     "closure",
     "closure_buffers",
-    "closure_graded",
     "evaluate",
-    "evaluate_blind",
-    "evaluate_worst",
     "face_down_total",
     "graded",
-    "n_pairs",
     "pair_state",
+    "score_buffers",
     "starved",
     "static_keys",
     "stock_term",
-    "unseen_pool",
 ]
 
 

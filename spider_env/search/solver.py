@@ -39,6 +39,7 @@ import numpy as np
 
 from spider_env.core import rules
 from spider_env.core.cards import N_RANKS
+from spider_env.core.checks import check_int
 from spider_env.core.state import State
 from spider_env.core.variants import Variant
 from spider_env.fast.game import (
@@ -70,8 +71,15 @@ from spider_env.fast.game import (
     unpack,
 )
 from spider_env.fast.jit import jit, refresh_cache
-from spider_env.search.beam import _LOST, _RUNNING, _UNKNOWN, _WON, BeamSolver, trace_line
-from spider_env.search.beam import hash_insert as _insert
+from spider_env.search.beam import (
+    LOST,
+    RUNNING,
+    UNKNOWN,
+    WON,
+    BeamSolver,
+    hash_insert,
+    trace_line,
+)
 from spider_env.search.budget import (
     DEFAULT_BEAM_NODES,
     DEFAULT_DFS_NODES,
@@ -204,7 +212,7 @@ def _start(
     parent[0] = -1
     action[0] = -1
     prio[0] = evaluate(pr, root, w)
-    _insert(table, position_hash(pr, root))
+    hash_insert(table, position_hash(pr, root))
     _push(heap, prio, 0, 0)
 
 
@@ -229,7 +237,7 @@ def _stage(
     ``counters``: nodes stored, heap size, pruned flag, the node that won (or -1), expansions
     done, candidates kept. ``cand`` (rows: evaluation after the deal, node, deal action) keeps
     the best positions to deal from, best first, each scored by the position the deal makes.
-    Returns a verdict code (``_LOST``: the stage was searched to the end), ``_RUNNING`` if the
+    Returns a verdict code (``LOST``: the stage was searched to the end), ``RUNNING`` if the
     slice ended first.
     """
     cap = pool.shape[0]
@@ -243,7 +251,7 @@ def _stage(
         if size == 0:
             counters[0] = nodes
             counters[1] = 0
-            return _LOST
+            return LOST
         node = _pop(heap, prio, size)
         size -= 1
         counters[4] += 1
@@ -280,14 +288,14 @@ def _stage(
                 continue
             copy_state(pr, st, child)
             apply_action(pr, child, a)
-            fresh = _insert(table, position_hash(pr, child))
+            fresh = hash_insert(table, position_hash(pr, child))
             if fresh == 0:
                 continue
             if fresh < 0 or nodes >= cap:
                 counters[0] = nodes
                 counters[1] = size
                 counters[2] = 1
-                return _UNKNOWN
+                return UNKNOWN
             pack(pr, child, pool[nodes])
             parent[nodes] = node
             action[nodes] = a
@@ -295,13 +303,13 @@ def _stage(
                 counters[0] = nodes + 1
                 counters[1] = size
                 counters[3] = nodes
-                return _WON
+                return WON
             prio[nodes] = evaluate(pr, child, w)
             size = _push(heap, prio, size, nodes)
             nodes += 1
     counters[0] = nodes
     counters[1] = size
-    return _RUNNING
+    return RUNNING
 
 
 @jit
@@ -409,8 +417,7 @@ class Solver(OnGame):
         stage = stage_nodes if stage_nodes is not None else default_stage_nodes(self.nodes)
         self.stage_nodes, _ = check_budget(stage, None)
         self.stage_nodes = min(self.stage_nodes, self.nodes)
-        if isinstance(width, bool) or not isinstance(width, int) or not 1 <= width <= 64:
-            raise ValueError(f"width must be an int in 1..64, got {width!r}")
+        width = check_int("width", width, 1, 64)
         if len(weights) != len(DEFAULT_WEIGHTS):
             raise ValueError(f"weights must have {len(DEFAULT_WEIGHTS)} values")
         if variant.undo:
@@ -444,17 +451,17 @@ class Solver(OnGame):
         self.truncated = False
         self._deadline = None if seconds is None else time.perf_counter() + seconds
         if self.game.won(root):
-            return _WON, []
+            return WON, []
         return self._search(root, 0)
 
     def _search(self, root: np.ndarray, level: int) -> tuple[int, list[int]]:
         left = self.nodes - self.used
         if left <= 0:
             self.stopped = self.stopped or "nodes"
-            return _UNKNOWN, []
+            return UNKNOWN, []
         if self._deadline is not None and time.perf_counter() >= self._deadline:
             self.stopped = "seconds"
-            return _UNKNOWN, []
+            return UNKNOWN, []
         # the last stage (nothing left to deal) may use all that is left
         cap = left if deals_left(self.pr, root) == 0 else min(self.stage_nodes, left)
         b = self._buffers(level, cap)
@@ -470,44 +477,43 @@ class Solver(OnGame):
                 self.pr, self.weights, self.prune, pool, b.parent, b.action, b.prio, b.heap,
                 b.table, b.counters, b.cand, SLICE,
             )  # fmt: skip
-            if code != _RUNNING:
+            if code != RUNNING:
                 break
             if self._deadline is not None and time.perf_counter() >= self._deadline:
                 self.stopped = "seconds"
-                code = _UNKNOWN
+                code = UNKNOWN
                 break
         self.used += int(b.counters[0])
         self.expanded += int(b.counters[4])
-        if code == _WON:
-            return _WON, b.line_to(int(b.counters[3]))
-        if code == _UNKNOWN and int(b.counters[0]) >= cap and not self.stopped:
+        if code == WON:
+            return WON, b.line_to(int(b.counters[3]))
+        if code == UNKNOWN and int(b.counters[0]) >= cap and not self.stopped:
             self.truncated = True  # this stage's budget ran out
             if cap == left:
                 self.stopped = "nodes"
-        complete = code == _LOST and not b.counters[2]
+        complete = code == LOST and not b.counters[2]
         st = np.empty_like(root)
         for k in range(int(b.counters[5])):
             if self.stopped:
-                return _UNKNOWN, []
+                return UNKNOWN, []
             node, deal = int(b.cand[k, 1]), int(b.cand[k, 2])
             unpack(self.pr, b.pool[node], st)
             self.game.apply_inplace(st, deal)
             prefix = [*b.line_to(node), deal]
             if self.game.won(st):
-                return _WON, prefix
+                return WON, prefix
             sub, line = self._search(st.copy(), level + 1)
-            if sub == _WON:
-                return _WON, prefix + line
-            complete = complete and sub == _LOST
-        return (_LOST if complete else _UNKNOWN), []
+            if sub == WON:
+                return WON, prefix + line
+            complete = complete and sub == LOST
+        return (LOST if complete else UNKNOWN), []
 
 
 def default_method(variant: Variant) -> str:
     """The method ``solve(method="auto")`` uses for ``variant``: depth-first search where its
     filter leaves out renamed columns only (Scorpion, :func:`spider_env.search.dfs.scorpion_like`:
-    on deals 0..999 it wins the beam's 112 deals and proves 851 of the others lost, where the
-    beam proves 167), else the beam (it won more deals than best-first search on every variant
-    measured: the README's solver section)."""
+    it proves losses there), else the beam (it won more deals than best-first search on every
+    variant measured). The measurements are the README's solver section."""
     return "dfs" if scorpion_like(variant) else "beam"
 
 
@@ -574,14 +580,14 @@ def solve(
     t0 = time.perf_counter()
     code, line = solver.run(solver.game.from_state(state), secs)
     elapsed = time.perf_counter() - t0
-    if code == _WON:
+    if code == WON:
         s = state
         for a in line:  # the rules' own check of the line
             s = rules.apply(s, a)
         if not s.won:  # pragma: no cover - would be a solver bug
             raise AssertionError("the solver's line does not win")
     budget = ""
-    if code == _UNKNOWN:
+    if code == UNKNOWN:
         if isinstance(solver, (BeamSolver, DepthFirstSolver)):
             budget = solver.stopped or "pruned"
         else:

@@ -1,7 +1,8 @@
 """How much did the planner's choices cost? Replay lost games and play each of the planner's
 contenders out, many times, as a player who cannot see the cards would.
 
-    python benchmarks/choices.py GAMES.csv --limit 6 --decisions 3 --contenders 4 --layouts 10
+    python research/planner/choices.py GAMES.csv --limit 6 --decisions 3 --contenders 4 \
+        --layouts 10
 
 Each lost deal of ``--agent`` in the evaluation CSV (``spider-env evaluate --csv``) is played
 again exactly as the evaluation played it (same agent seed, same step limit). At
@@ -15,7 +16,8 @@ every contender): its moves and its event first, then the ``--continue`` player 
 agent, seeded by the layout) plays to the end of the game. The share of layouts won is the
 contender's value *for that player*. Where another contender's share beat the chosen one's,
 both are played again on as many fresh layouts (the best of noisy shares is biased up; the
-second figure is not). Nothing here is a player: it reads what the planner scored, and the
+second figure is not). Nothing here is a player: it reads what the planner scored (through
+its public ``observer`` hook, :class:`~spider_env.agents.planner.PlannedDecision`), and the
 layouts it draws are a player's guesses.
 
 Output: per decision, each contender's mean score and scores in the planner's halving and its
@@ -32,67 +34,28 @@ from typing import Any
 
 import numpy as np
 from spider_env.agents import PlannerAgent, make_agent
+from spider_env.agents.planner import PlannedDecision
 from spider_env.agents.rl.settings import ArgumentParser
 
 from spider_env.apps.evaluation.episode import agent_seed, make_env
 from spider_env.core.variants import get_variant
-from spider_env.fast.game import deals_left
 from spider_env.observation.view import TableView
 
 
-def _capture(agent: Any) -> list[dict[str, Any]]:
-    """Wrap ``agent``'s choice so that every decision's contenders are recorded."""
-    seen: list[dict[str, Any]] = []
-    choose, screen = agent._choose, agent._screen
-    screening = [False]
-
-    def screened(*args: Any, **kwargs: Any) -> np.ndarray:
-        screening[0] = True
-        try:
-            return screen(*args, **kwargs)
-        finally:
-            screening[0] = False
-
-    def spy(d: Any, root: np.ndarray) -> int:
-        calls: list[tuple[np.ndarray, np.ndarray]] = []
-        search = d.search
-        evaluate = search.evaluate
-
-        def record(*args: Any, **kwargs: Any) -> np.ndarray:
-            out = evaluate(*args, **kwargs)
-            if not screening[0]:  # the halving's scores, not the screen's
-                calls.append((np.asarray(args[4]).copy(), np.asarray(out).copy()))
-            return out
-
-        search.evaluate = record
-        try:
-            best = choose(d, root)
-        finally:
-            search.evaluate = evaluate
-        n = d.ev_node.size
-        sums, counts = np.zeros(n), np.zeros(n)
-        for cand, scores in calls:
-            np.add.at(sums, cand, scores)
-            np.add.at(counts, cand, 1)
-        scored = np.flatnonzero(counts)
-        order = sorted(scored, key=lambda k: (-counts[k], -sums[k] / counts[k]))
-        seen.append(
-            {
-                "left": int(deals_left(search.pr, root)),
-                "best": int(best),
-                "order": [int(k) for k in order],
-                "mean": {int(k): float(sums[k] / counts[k]) for k in scored},
-                "count": {int(k): int(counts[k]) for k in scored},
-                "plans": {
-                    int(k): search.path(int(d.ev_node[k])) + [int(d.ev_action[k])]
-                    for k in set(order) | {int(best)}
-                },
-            }
-        )
-        return best
-
-    agent._choose, agent._screen = spy, screened
-    return seen
+def probe(d: PlannedDecision) -> dict[str, Any]:
+    """What a decision's probe keeps of it: the deals left, the candidate played (``best``),
+    the candidates the halving scored, those scored most first, then by mean (``order``),
+    their means and counts, and the plans of those and of the one played."""
+    scored = [k for k, c in enumerate(d.counts) if c]
+    order = sorted(scored, key=lambda k: (-d.counts[k], -d.means[k]))
+    return {
+        "left": d.deals_left,
+        "best": d.chosen,
+        "order": order,
+        "mean": {k: d.means[k] for k in scored},
+        "count": {k: d.counts[k] for k in scored},
+        "plans": {k: list(d.plans[k]) for k in {*order, d.chosen}},
+    }
 
 
 def decisions(
@@ -110,8 +73,11 @@ def decisions(
     v = get_variant(variant)
     env = make_env(v, max_steps)
     agent = make_agent(spec, v, seed=agent_seed(seed, deal))
+    if not isinstance(agent, PlannerAgent):
+        raise TypeError(f"choices.py probes a planner, not {spec!r}")
     agent.reset(seed=agent_seed(seed, deal))
-    seen = _capture(agent)
+    seen: list[dict[str, Any]] = []
+    agent.observer = lambda d: seen.append(probe(d))
     obs, info = env.reset(options={"deal": deal})
     out: list[dict[str, Any]] = []
     steps = 0
@@ -131,7 +97,9 @@ def decisions(
             return bool(info["is_success"]), out
 
 
-def _play_out(task: tuple[Any, ...]) -> bool:
+def play_out(task: tuple[Any, ...]) -> bool:
+    """One contender played out: its plan on one layout of the unseen cards (a player's guess,
+    drawn with the layout's seed), then the ``--continue`` player to the end; whether it won."""
     variant, obs, plan, layout, cont, steps_left = task
     v = get_variant(variant)
     state = TableView.from_obs(v, obs).to_state(np.random.default_rng(layout))
@@ -149,8 +117,16 @@ def _play_out(task: tuple[Any, ...]) -> bool:
             return bool(info["is_success"])
 
 
+def play_all(tasks: list[tuple[Any, ...]], jobs: int) -> list[bool]:
+    """:func:`play_out` of every task, in this process (``jobs`` 1) or in ``jobs`` workers."""
+    if jobs == 1 or not tasks:
+        return [play_out(t) for t in tasks]
+    with mp.get_context("spawn").Pool(jobs) as pool:
+        return pool.map(play_out, tasks, chunksize=1)
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = ArgumentParser(prog="choices.py", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="choices.py", description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("csv", help="an evaluation CSV (spider-env evaluate --csv)")
     p.add_argument("--agent", default="planner", help="the CSV's agent to replay")
     p.add_argument("--continue", dest="cont", default="planner", help="the player out")
@@ -223,8 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                 tasks.append((d["variant"], d["obs"], d["plans"][k], seed, args.cont, left))
                 where.append((i, k))
     print(f"{len(probes)} decisions, {len(tasks)} games to play out", flush=True)
-    with mp.get_context("spawn").Pool(args.jobs) as pool:
-        results = pool.map(_play_out, tasks, chunksize=1)
+    results = play_all(tasks, args.jobs)
     won_by: dict[tuple[int, int], list[bool]] = {}
     for key, w in zip(where, results, strict=True):
         won_by.setdefault(key, []).append(w)
@@ -244,8 +219,7 @@ def main(argv: list[str] | None = None) -> int:
                 tasks.append((d["variant"], d["obs"], d["plans"][k], seed, args.cont, left))
                 where.append((i, k))
     print(f"{len(again)} decisions where another contender did better, {len(tasks)} games")
-    with mp.get_context("spawn").Pool(args.jobs) as pool:
-        results = pool.map(_play_out, tasks, chunksize=1) if tasks else []
+    results = play_all(tasks, args.jobs)
     fresh: dict[tuple[int, int], list[bool]] = {}
     for key, w in zip(where, results, strict=True):
         fresh.setdefault(key, []).append(w)

@@ -1,11 +1,11 @@
 """What is each hidden part of the table worth to the planner? Play it told part of the truth.
 
-    python benchmarks/oracle.py --deals 5038,5039,5062 --seed 1 --know none --know down
+    python research/planner/oracle.py --deals 5038,5039,5062 --seed 1 --know none --know down
 
 A diagnostic, never a player: it reads the env's true state (the face-down cards and the stock),
-which no agent may. With ``--know K`` the planner's guesses of what it cannot see keep the true
-cards of part K and draw only the rest, uniformly, as the planner always does (its
-:meth:`~spider_env.agents.planner.PlannerAgent._guess` and ``_draw``, the one place it draws):
+which no agent may. With ``--know K`` the planner's layouts of what it cannot see (its public
+``layouts`` hook, :class:`Told`) keep the true cards of part K and draw only the rest,
+uniformly, as the planner always does:
 
 * ``none``: nothing told; the same games as ``spider-env evaluate --agent planner`` (same agent
   seeds, same step limit);
@@ -22,8 +22,7 @@ cards of part K and draw only the rest, uniformly, as the planner always does (i
 Each ``--know`` plays the same deals with the same seeds; the output has one line per mode
 (wins, Wilson interval, CPU seconds of the games) and its pairing with the first mode (deals
 only it won / only the first won, exact McNemar p). ``--csv`` writes every game (mode, ``--when``,
-deal, won, steps, seconds). Only the planner's default kind of decision is supported: ``ply2`` and
-``blind`` draw layouts of positions the game never reached, and are refused.
+deal, won, steps, seconds).
 """
 
 from __future__ import annotations
@@ -32,16 +31,18 @@ import csv
 import multiprocessing as mp
 import sys
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 from spider_env.agents import PlannerAgent, make_agent
-from spider_env.agents.planner import parse_planner_spec
+from spider_env.agents.planner import true_layout, uniform_layouts
 from spider_env.agents.rl.settings import ArgumentParser
 
 from spider_env.apps.evaluation.episode import make_env, play_episode
 from spider_env.apps.evaluation.flags import check_games, check_writable
 from spider_env.apps.evaluation.stats import format_p, mcnemar_exact, wilson_interval
+from spider_env.core.state import State
 from spider_env.core.variants import get_variant
 from spider_env.observation.view import TableView
 
@@ -49,46 +50,59 @@ KNOWS = ("none", "next", "stock", "down", "full")
 WHENS = ("all", "early", "late")
 
 
-class ToldPlanner(PlannerAgent):
-    """A planner whose guesses keep the true cards of part ``know`` (``truth()``: the env's
-    state at the decision)."""
+class Told:
+    """The planner's ``layouts`` hook that tells it part ``know`` of the truth (``truth()``: the
+    env's state at the decision) at the decisions ``when`` says (``all``, ``early``: a deal
+    still to come, ``late``: none), and draws the rest as the planner does. ``told`` records,
+    per decision, the deals left and whether it was told."""
 
-    know = "none"
-    when = "all"  # the decisions told: all, early (a deal still to come) or late (none)
-    truth: Any = None
-    _redraw: np.ndarray = np.zeros(0, dtype=bool)  # the hidden slots drawn, not told
-    _told = False  # whether this decision is told
+    def __init__(self, know: str, when: str, truth: Callable[[], State]) -> None:
+        self.know, self.when, self.truth = know, when, truth
+        self.told: list[tuple[int, bool]] = []
 
-    def _guess(self, view: TableView) -> Any:
-        late = view.deals_left == 0
-        self._told = self.know != "none" and (self.when == "all" or late == (self.when == "late"))
-        if not self._told:
-            return super()._guess(view)
-        v = view.variant
-        game = self._searches(v).game  # the planner's own game (undo off, as it plans)
-        st = game.from_state(self.truth())
-        slots = np.asarray(game.hidden_slots(st), dtype=np.int64)
-        # the hidden slots are each column's face-down cards, deepest first, then the stock
-        down = [game.face_down(st, c) for c in range(v.n_columns)]
-        n_down = sum(down)
-        redraw = np.zeros(slots.size, dtype=bool)
+    def redrawn(self, view: TableView) -> np.ndarray:
+        """Which cards of a layout (:func:`~spider_env.agents.planner.uniform_layouts`'s
+        order: face-down cards column by column, deepest first, then the stock) are drawn."""
+        down = np.asarray(view.down)
+        n_down = int(down.sum())
+        redraw = np.zeros(len(view.unseen_cards()), dtype=bool)
         if self.know == "stock":
             redraw[:n_down] = True
         elif self.know == "down":
             redraw[n_down:] = True
         elif self.know == "next":
             redraw[:] = True
-            redraw[np.cumsum(down)[np.asarray(down) > 0] - 1] = False  # each column's next card
-        self._redraw = redraw
-        st[slots] = self._draw(st[slots])
-        return game.to_state(st)
+            redraw[np.cumsum(down)[down > 0] - 1] = False  # each column's next card
+        return redraw
 
-    def _draw(self, known: np.ndarray) -> np.ndarray:
-        if not self._told:
-            return super()._draw(known)
-        out = np.array(known, copy=True)
-        out[self._redraw] = self.rng.permutation(out[self._redraw])
-        return out
+    def __call__(self, view: TableView, rng: np.random.Generator) -> Iterator[np.ndarray]:
+        late = view.deals_left == 0
+        told = self.know != "none" and (self.when == "all" or late == (self.when == "late"))
+        self.told.append((view.deals_left, told))
+        if not told:
+            return uniform_layouts(view, rng)
+        return self._told(true_layout(self.truth()), self.redrawn(view), rng)
+
+    @staticmethod
+    def _told(
+        truth: np.ndarray, redraw: np.ndarray, rng: np.random.Generator
+    ) -> Iterator[np.ndarray]:
+        first = truth.copy()
+        first[redraw] = rng.permutation(first[redraw])
+        yield first
+        while True:
+            out = first.copy()
+            out[redraw] = rng.permutation(out[redraw])
+            yield out
+
+
+def told_planner(spec: str, variant: Any, know: str, when: str, env: Any) -> PlannerAgent:
+    """The planner of ``spec`` (seed 0), told part ``know`` of ``env``'s true state."""
+    agent = make_agent(spec, variant, seed=0)
+    if not isinstance(agent, PlannerAgent):
+        raise TypeError(f"oracle.py tells a planner, not {spec!r}")
+    agent.layouts = Told(know, when, lambda: env.unwrapped.state)
+    return agent
 
 
 def play(
@@ -98,10 +112,7 @@ def play(
     spec, variant, know, when, deal, seed, max_steps = task
     v = get_variant(variant)
     env = make_env(v, max_steps)
-    agent = ToldPlanner(v, seed=0, **parse_planner_spec(spec))
-    agent.know = know
-    agent.when = when
-    agent.truth = lambda: env.unwrapped.state
+    agent = told_planner(spec, v, know, when, env)
     t0 = time.process_time()
     rec, _, _ = play_episode(env, agent, deal, seed, name=spec)
     env.close()
@@ -134,7 +145,7 @@ def report(
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = ArgumentParser(prog="oracle.py", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="oracle.py", description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--agent", default="planner", help="a planner spec (planner:KEY=V,...)")
     p.add_argument("--variant", default="spider-1suit")
     p.add_argument("--deals", default="5000:5010", help="deal range or list, e.g. 5000:5200")
@@ -166,9 +177,6 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--agent: {exc}")
     if not isinstance(agent, PlannerAgent):
         p.error(f"--agent must be a planner spec, got {args.agent!r}")
-    for key in ("ply2", "blind"):
-        if agent.given.get(key):
-            p.error(f"--agent: {key} draws layouts of positions not reached; not supported")
     tasks = [
         (args.agent, v.name, k, args.when, d, args.seed, args.max_steps)
         for k in knows

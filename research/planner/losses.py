@@ -1,7 +1,7 @@
 """Where a player's losses come from: replay the lost deals of an evaluation and say how each
 game ended.
 
-    python benchmarks/losses.py docs/ladder/spider-1suit-0_1000-planner-evaluate.csv \
+    python research/planner/losses.py docs/ladder/spider-1suit-0_1000-planner-evaluate.csv \
         --agent planner --limit 30
 
 Each lost deal of ``--agent`` in the evaluation CSV (``spider-env evaluate --csv``) is played
@@ -32,6 +32,7 @@ import argparse
 import csv
 import json
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from spider_env.agents import make_agent
@@ -48,6 +49,8 @@ from spider_env.search.solver import solve
 def replay(
     spec: str, variant: str, deal: int, seed: int, max_steps: int, solve_nodes: int = 0
 ) -> dict[str, Any]:
+    """Play ``deal`` again as the evaluation did and say how the game went (module docstring;
+    ``solve_nodes``: the solver's budget after every event, 0: not solved)."""
     v = get_variant(variant)
     env = make_env(v, max_steps)
     agent = make_agent(spec, v, seed=agent_seed(seed, deal))
@@ -156,7 +159,7 @@ def fewest_down_known(v: Variant, deal: int, cap: int) -> tuple[int, bool]:
     return fewest, i >= len(queue)
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     ap = ArgumentParser(
         prog="losses.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
@@ -184,7 +187,7 @@ def main() -> int:
         "every event, with every card known (the variant's default solver, at most N\n"
         "positions; 0: not computed)",
     )
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.limit < 1:
         ap.error(f"--limit must be at least 1, got {a.limit}")
     if a.known < 0:

@@ -1,7 +1,7 @@
 """CPU time of the planner's planned decisions: its default budget for a game, and the budget of
-``spider-env play``'s hint (README, "The planner", "Time").
+``spider-env play``'s hint.
 
-    python benchmarks/decision_time.py spider-4suit --deals 0:3
+    python research/planner/decision_time.py spider-4suit --deals 0:3
 
 Each deal is played by the planner from the start (at most ``--max-steps`` actions); an action
 that planned (the agent's ``decisions`` grew) is one decision, timed in CPU seconds. Actions
@@ -44,7 +44,7 @@ def decision_times(variant: str, deals: Sequence[int], max_steps: int, **budget:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    p = ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    p = ArgumentParser(prog="decision_time.py", description=(__doc__ or "").splitlines()[0])
     p.add_argument("variant", help="a variant name (spider-env variants)")
     p.add_argument("--deals", default="0:3", help="deal numbers (as evaluate's --deals)")
     p.add_argument("--max-steps", type=int, default=300, help="actions per deal at most")

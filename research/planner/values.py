@@ -1,9 +1,9 @@
 """Does what a player sees of a position predict the game's outcome, and does the planner's
 graded value read it as well as a value learned from the games?
 
-    python benchmarks/values.py --agent planner:evals=16 --deals 30000:31000 --jobs 2 \\
+    python research/planner/values.py --agent planner:evals=16 --deals 30000:31000 --jobs 2 \\
         --out values.npz
-    python benchmarks/values.py --load values.npz
+    python research/planner/values.py --load values.npz
 
 Each deal is played as ``spider-env evaluate`` plays it (the same agent seed and step limit).
 After every event (the game's start, a card turned up, a deal, a run completed: whenever the
@@ -18,10 +18,14 @@ graded value's order, over all positions and among positions with the same stock
 planner compares candidates of one decision, all with the same stock, so that is the AUC that
 matters to it). Last, the weights fitted on every game, as a comma list.
 
-The graded value here is :func:`spider_env.search.plan.graded`'s order read from the view:
-the share of the deck neither face down, nor in the stock, nor out of suited order, with the
-beam rank's credits (an empty column, a face-up King or a face-up base that fits another
-column's top); the beam reads a face-down base as well, this view does not.
+The graded value is the planner's own, the score its beams give a position they do not
+search (:meth:`PlanSearch.value <spider_env.search.plan.PlanSearch.value>`), of the position on
+the view's one fixed layout of the unseen cards (:meth:`TableView.to_state
+<spider_env.observation.view.TableView.to_state>` without an RNG: the unseen cards in sorted
+order, a function of the view, never the true cards). The beam's rank reads a face-down card in
+one place only, the base of a column (a King or a card that fits another column's top counts
+one less disorder), so that fixed layout moves the value a little, as a sampled layout moves
+the planner's.
 """
 
 from __future__ import annotations
@@ -37,8 +41,10 @@ from spider_env.apps.evaluation.episode import agent_seed, make_env
 from spider_env.apps.evaluation.flags import check_games, check_writable
 from spider_env.core.cards import KING, N_RANKS
 from spider_env.core.state import run_length
-from spider_env.core.variants import get_variant
+from spider_env.core.variants import Variant, get_variant
 from spider_env.observation.view import TableView
+from spider_env.search.plan import PlanSearch
+from spider_env.search.solver import without_undo
 
 #: The features of :func:`features`, in order (the first is a constant 1).
 FEATURES = (
@@ -111,30 +117,26 @@ def features(view: TableView) -> np.ndarray:
     )
 
 
-def graded_order(view: TableView) -> float:
-    """The graded value's order from the view (module docstring): higher is better."""
-    v = view.variant
-    tops = [up[-1] % N_RANKS if up else -1 for up in view.up]
-    chaos = free = 0
-    for c, (d, up) in enumerate(zip(view.down, view.up)):
-        if d + len(up) == 0:
-            free += 1
-            continue
-        chaos += d + 1 + breaks(up)
-        fits = any(t == up[0] % N_RANKS + 1 for j, t in enumerate(tops) if j != c)
-        if d == 0 and (up[0] % N_RANKS == KING or fits):
-            chaos -= 1
-    chaos -= min(free, max(chaos, 0))
-    return 1.0 - (max(chaos, 0) + stock_cards(view)) / v.n_cards
+def graded_value(search: PlanSearch, view: TableView) -> float:
+    """The planner's graded value of the position ``view`` shows (module docstring), with
+    ``search`` a :class:`~spider_env.search.plan.PlanSearch` of the view's variant."""
+    return search.value(search.game.from_state(without_undo(view.to_state())))
+
+
+def value_search(v: Variant) -> PlanSearch:
+    """The search whose :meth:`~spider_env.search.plan.PlanSearch.value` grades ``v``'s
+    positions (its beam is never run: a small one)."""
+    return PlanSearch(v, closure_nodes=1, width=1, nodes=1)
 
 
 def play(task: tuple[str, str, int, int, int | None]) -> tuple[int, bool, np.ndarray]:
-    """One deal: (deal, won, rows of features and the graded order) of its events."""
+    """One deal: (deal, won, rows of features and the graded value) of its events."""
     spec, variant, deal, seed, max_steps = task
     v = get_variant(variant)
     env = make_env(v, max_steps)
     agent = make_agent(spec, v, seed=agent_seed(seed, deal))
     agent.reset(seed=agent_seed(seed, deal))
+    search = value_search(v)
     obs, info = env.reset(options={"deal": deal})
     rows: list[np.ndarray] = []
     last: tuple[int, int] | None = None
@@ -144,7 +146,7 @@ def play(task: tuple[str, str, int, int, int | None]) -> tuple[int, bool, np.nda
         f = features(view)
         key = (sum(view.down), round(f[2] * v.n_cards))
         if key != last:
-            rows.append(np.append(f, graded_order(view)))
+            rows.append(np.append(f, graded_value(search, view)))
             last = key
         if done:
             break
@@ -209,7 +211,7 @@ def report(deal: np.ndarray, won: np.ndarray, x: np.ndarray, graded: np.ndarray)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = ArgumentParser(prog="values.py", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="values.py", description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--agent", default="planner", help="the player whose games are recorded")
     p.add_argument("--variant", default="spider-1suit")
     p.add_argument("--deals", default="30000:30100", help="deal range, e.g. 30000:31000")
