@@ -52,7 +52,6 @@ GAMES: list[tuple[str, str, range]] = [
     ("planner", "spider-tournament-1suit", range(0, 4)),
     ("planner:evals=96,candidates=8,width=3,nodes=2000", "spider-1suit", range(0, 4)),
     ("planner:screen=0,late=1", "spider-1suit", range(0, 4)),
-    ("planner:hold=0", "spider-2suit", range(0, 3)),
     ("planner:cap=1", "spider-4suit", range(0, 1)),
 ]
 #: (variant, deals) solved with the default method and budget.

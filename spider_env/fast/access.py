@@ -143,13 +143,6 @@ def card_at(pr: np.ndarray, st: np.ndarray, c: int, i: int) -> int:
 
 
 @jit_inline
-def set_card(pr: np.ndarray, st: np.ndarray, c: int, i: int, card: int) -> None:
-    """Put ``card`` as card ``i`` of column ``c`` (unchecked; the cached top run is not
-    refreshed: for a face-down card, e.g. a sampled or blanked layout of the unseen cards)."""
-    st[pr[P_OCOLS] + c * pr[P_L] + i] = card
-
-
-@jit_inline
 def pile_size(pr: np.ndarray, st: np.ndarray, j: int) -> int:
     """Cards left in stock pile ``j`` (0 once dealt)."""
     return st[pr[P_OPILE] + j]

@@ -85,7 +85,6 @@ _COMPILED = {
         "column_length",
         "face_down",
         "card_at",
-        "set_card",
         "top_run",
         "on_own_suit",
         "pile_size",

@@ -1,4 +1,4 @@
-"""The flags of a script that plays games (``benchmarks/oracle.py``, ``benchmarks/values.py``),
+"""The flags of a script that plays games (``research/planner/oracle.py``, ``values.py``),
 checked before anything is played: each problem is a ``ValueError`` naming its flag, which the
 script prints as its one-line error (status 2)."""
 
