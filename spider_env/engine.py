@@ -450,8 +450,8 @@ class CompiledEngine(Engine):
     # ``_pr``: the variant's one read-only parameter vector, never a copy (a writable copy has a
     # numba signature of its own: every compiled function would be compiled again)
     _DERIVED = (
-        *Engine._DERIVED, "_pr", "_k", "_tab", "_batch", "_config", "_play_args", "_scratch",
-        "_one_row",
+        *Engine._DERIVED, "_pr", "_k", "_tab", "_batch_fields", "_config_fields", "_play_args",
+        "_scratch_fields", "_one_row",
     )  # fmt: skip
 
     def __init__(self, variant: Variant, n: int, **settings: Any) -> None:
@@ -491,21 +491,21 @@ class CompiledEngine(Engine):
         self._k = load_kernel()
         self._tab = self.obs.table.reshape(self.n, -1)  # the kernel writes a table as one row
         o = self.obs
-        self._batch = Batch(
+        self._batch_fields = tuple(Batch(
             states=self._states, masks=self.masks, legal=self._legal, tab=self._tab,
             comp=o.completed, tops=o.pile_tops, feat=o.features, info=self.counters,
             rewards=self.rewards, terminated=self.terminated, truncated=self.truncated,
             ended=self.ended, elapsed=self.elapsed, illegal=self.illegal,
-        )  # fmt: skip
-        self._config = StepConfig(
+        ))  # fmt: skip
+        self._config_fields = tuple(StepConfig(
             keys=self._keys, mode=self._rmode, w=self._rw,
             terminate_illegal=self.terminate_illegal, obs_kind=self._obs_kind, flay=self._flay,
-        )  # fmt: skip
+        ))  # fmt: skip
         self._play_args: dict[int, tuple[Any, ...]] = {}
         if self._actions:
             from spider_env.fast.action_features import new_scratch  # a compiled module
 
-            self._scratch = new_scratch(self._pr)
+            self._scratch_fields = tuple(new_scratch(self._pr))  # encode_rows' argument
             self._one_row = (np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int64))
 
     def _decide(self, rows: np.ndarray, fresh: np.ndarray) -> int:
@@ -524,13 +524,13 @@ class CompiledEngine(Engine):
         o = self.obs
         overflow: int = self._k.encode_rows(
             self._pr, self._w, self._states, self._legal, rows, fresh, o.actions,
-            o.action_ids, o.action_globals, self._memory, self._scratch,
+            o.action_ids, o.action_globals, tuple(self._memory), self._scratch_fields,
         )  # fmt: skip
         return overflow
 
     def _observe(self, rows: np.ndarray) -> None:
         self._cache.clear()
-        overflow = self._k.observe_rows(self._pr, self._batch, self._config, rows)
+        overflow = self._k.observe_rows(self._pr, self._batch_fields, self._config_fields, rows)
         if self._actions:
             overflow = self._decide(rows, self._fresh_rows[: len(rows)])
         self._restarted(rows)
@@ -589,7 +589,7 @@ class CompiledEngine(Engine):
 
     def step(self, actions: np.ndarray, resets: np.ndarray, max_steps: int) -> int:
         n_ended: int = self._k.step_batch(
-            self._pr, self._batch, self._config, actions, resets, max_steps
+            self._pr, self._batch_fields, self._config_fields, actions, resets, max_steps
         )
         if n_ended >= -self.n:  # ended games, or an action out of range (nothing changed)
             if n_ended >= 0:
