@@ -56,10 +56,10 @@ def test_bounds_read_as_a_reader_takes_them_in() -> None:
         check_int("width", 1001, None, 1000)
 
 
-def test_optional_int_takes_none_and_says_so() -> None:
+def test_optional_int_takes_none() -> None:
     assert check_optional_int("limit", None, 1) is None
     assert check_optional_int("limit", 5, 1) == 5
-    with pytest.raises(ArgumentTypeError, match=r"limit must be an int >= 1 or None, got '5'"):
+    with pytest.raises(ArgumentTypeError, match=r"limit must be an int >= 1, got '5'"):
         check_optional_int("limit", "5", 1)
 
 

@@ -789,7 +789,7 @@ def test_numpy_int_seeds_are_those_ints() -> None:
 def test_constructor_arguments_of_a_wrong_type_are_type_errors() -> None:
     with pytest.raises(TypeError, match="copy must be a bool, got 'yes'"):
         SpiderVectorEnv(2, copy="yes")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="max_episode_steps must be an int >= 1 or None, got '5'"):
+    with pytest.raises(TypeError, match="max_episode_steps must be an int >= 1, got '5'"):
         SpiderVectorEnv(2, max_episode_steps="5")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="num_envs must be an int >= 1, got True"):
         SpiderVectorEnv(True)

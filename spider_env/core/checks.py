@@ -73,23 +73,19 @@ def _bounds(low: float | None, high: float | None) -> str:
 def check_int(name: str, value: object, low: int | None = None, high: int | None = None) -> int:
     """``value`` as a Python ``int``: :class:`ArgumentTypeError` unless it is an int
     (:func:`is_int`), ``ValueError`` unless ``low <= value <= high`` (each bound ``None``: none)."""
-    return _int(name, value, low, high, "")
+    if not is_int(value):
+        raise ArgumentTypeError(f"{name} must be an int{_bounds(low, high)}, got {value!r}")
+    n = operator.index(value)
+    if (low is not None and n < low) or (high is not None and n > high):
+        raise ValueError(f"{name} must be an int{_bounds(low, high)}, got {n:,}")
+    return n
 
 
 def check_optional_int(
     name: str, value: object, low: int | None = None, high: int | None = None
 ) -> int | None:
-    """``None``, or :func:`check_int` of ``value`` (its messages add "or None")."""
-    return None if value is None else _int(name, value, low, high, " or None")
-
-
-def _int(name: str, value: object, low: int | None, high: int | None, alt: str) -> int:
-    if not is_int(value):
-        raise ArgumentTypeError(f"{name} must be an int{_bounds(low, high)}{alt}, got {value!r}")
-    n = operator.index(value)
-    if (low is not None and n < low) or (high is not None and n > high):
-        raise ValueError(f"{name} must be an int{_bounds(low, high)}{alt}, got {n:,}")
-    return n
+    """``None``, or :func:`check_int` of ``value``."""
+    return None if value is None else check_int(name, value, low, high)
 
 
 def check_number(

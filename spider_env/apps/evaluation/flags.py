@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from spider_env.apps.evaluation.deals import parse_deals
-from spider_env.core.checks import check_int, check_optional_int
+from spider_env.core.checks import ArgumentTypeError, is_int
 from spider_env.core.variants import Variant, get_variant
 
 
@@ -17,9 +17,17 @@ def check_games(
     """The variant and the deals of ``--variant``, ``--deals``, after checking ``--seed`` (0 or
     more), ``--max-steps`` (``None`` or at least 1) and ``--jobs`` (1 or 2: the machine's
     cores)."""
-    check_int("--jobs", jobs, 1, 2)
-    check_int("--seed", seed, 0)
-    check_optional_int("--max-steps", max_steps, 1)  # None: the registered limit
+    for flag, value in (("--jobs", jobs), ("--seed", seed), ("--max-steps", max_steps)):
+        if value is None and flag == "--max-steps":
+            continue  # no limit given: the registered one
+        if not is_int(value):
+            raise ArgumentTypeError(f"{flag} must be an int, got {value!r}")
+    if jobs not in (1, 2):
+        raise ValueError(f"--jobs must be 1 or 2, got {jobs}")
+    if seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {seed}")
+    if max_steps is not None and max_steps < 1:
+        raise ValueError(f"--max-steps must be at least 1, got {max_steps}")
     try:
         v = get_variant(variant)
     except (ValueError, KeyError) as exc:
