@@ -21,10 +21,13 @@ import dataclasses
 import os
 import pickle
 import random
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -375,3 +378,14 @@ def after_another_game(spec: str, variant: str = "spider-2suit") -> tuple[list[i
     again, _ = play(agent, variant, 4, 80, seed=5)
     fresh, _ = play(make_agent(spec, variant, 5), variant, 4, 80, seed=5)
     return again, fresh
+
+
+def unknown_flag_is_one_line(script: Path) -> None:
+    """Running ``script`` with a flag it does not know prints one line, ``<name>: error: ...``,
+    on stderr, nothing on stdout, and exits with status 2 (every script's contract)."""
+    r = subprocess.run(
+        [sys.executable, str(script), "--no-such-flag"], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 2 and r.stdout == "", (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{script.name}: error: "), r.stderr

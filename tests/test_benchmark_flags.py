@@ -4,11 +4,10 @@ stdout, status 2, before any work is done."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import unknown_flag_is_one_line
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted(
@@ -24,12 +23,7 @@ def test_every_benchmark_script_is_checked() -> None:
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_an_unknown_flag_is_one_line_and_status_2(script: Path) -> None:
-    r = subprocess.run(
-        [sys.executable, str(script), "--no-such-flag"], capture_output=True, text=True, timeout=120
-    )
-    assert r.returncode == 2 and r.stdout == "", (r.returncode, r.stdout, r.stderr)
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"{script.name}: error: "), r.stderr
+    unknown_flag_is_one_line(script)
 
 
 @pytest.mark.parametrize(

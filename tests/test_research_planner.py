@@ -10,8 +10,6 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -19,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import unknown_flag_is_one_line
 from spider_env.agents import PlannerAgent, make_agent
 
 from spider_env import new_game
@@ -75,12 +74,7 @@ def test_every_research_script_is_smoke_tested_and_has_a_readme() -> None:
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_an_unknown_flag_is_one_line_and_status_2(script: Path) -> None:
-    r = subprocess.run(
-        [sys.executable, str(script), "--no-such-flag"], capture_output=True, text=True, timeout=120
-    )
-    assert r.returncode == 2 and r.stdout == "", (r.returncode, r.stdout, r.stderr)
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"{script.name}: error: "), r.stderr
+    unknown_flag_is_one_line(script)
 
 
 # --- oracle.py: the planner told part of the truth ----------------------------------------------
