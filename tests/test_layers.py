@@ -517,6 +517,39 @@ def test_public_names_dunders_and_other_projects_names_pass(source: str) -> None
     assert [private_names(e) for e in imports_of(source, "spider_env.search.plan")] == [[]]
 
 
+#: The longest a function of the compiled core or the searches may run without saying why.
+LONGEST = 120
+
+
+def long_functions(source: str) -> list[str]:
+    """The functions of ``source`` longer than :data:`LONGEST` lines whose docstring does not say
+    why (``Long (...)``: a measured reason)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            if length > LONGEST and "Long (" not in (ast.get_docstring(node) or ""):
+                out.append(f"{node.name} ({length} lines)")
+    return out
+
+
+@pytest.mark.parametrize("folder", ["spider_env/fast", "spider_env/search"])
+def test_long_compiled_functions_say_why(folder: str) -> None:
+    bad = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in sorted((ROOT / folder).glob("*.py"))
+        for name in long_functions(path.read_text(encoding="utf-8"))
+    ]
+    assert bad == []
+
+
+def test_a_long_function_without_a_reason_is_flagged() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(LONGEST))
+    assert long_functions(f"def f():\n{body}") == [f"f ({LONGEST + 1} lines)"]
+    why = '    """Long (measured): one loop."""\n'
+    assert long_functions(f"def f():\n{why}{body}") == []
+
+
 def test_checker_flags_a_planted_private_attribute() -> None:
     src = "agent._choose = spy\nx = env.unwrapped._engine\nsuper()._build()\nself._x = cls._y\n"
     assert [text for _, text in private_attributes(src)] == [
