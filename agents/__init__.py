@@ -11,13 +11,15 @@ players we ship, and the player of a trained model.
 * :class:`PlannerAgent` (``"planner"``, ``"planner:evals=96,width=4"``): the strongest player;
   chooses among the positions it can reach before the next card turns up, each scored over
   sampled layouts of the unseen cards (needs numba; its class docstring describes it).
-* :func:`load_sb3_agent` (``"path/to/model.zip"``): a trained model, its choices restricted to
-  the mask's legal actions, sampled or most likely (loading one needs the ``train`` extra).
+* :class:`ModelAgent` (``"path/to/model.safetensors"``, :func:`load_model_agent`): a trained
+  model, its network run in NumPy, its choices restricted to the mask's legal actions, sampled
+  or most likely; a model file is data only (:mod:`.model_file`). A Stable-Baselines3 ``.zip``
+  is read as data too, which needs torch (the ``train`` extra).
 
 :func:`make_agent` builds any of them from a name or a path, as the CLI does; :data:`PLAYERS`
 names the ones built by name. Players see the observation and the mask only, and never import
-torch or Stable-Baselines3: training lives in :mod:`spider_env.agents.rl`, which a model player
-reaches only when it loads a model.
+torch or Stable-Baselines3: training lives in :mod:`spider_env.agents.rl`, which the model
+player reaches only to read a ``.zip``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from .base import Agent, BaseAgent, legal_from_mask
 from .expert import ExpertAgent, parse_expert_spec
 from .greedy import GreedyAgent
 from .lookahead import LookaheadAgent
-from .model import load_sb3_agent
+from .model import ModelAgent, load_model_agent, load_sb3_agent
+from .model_file import SUFFIX
 from .planner import PlannerAgent, parse_planner_spec
 from .random_agent import RandomAgent
 
@@ -49,16 +52,18 @@ def make_agent(
     seed: int | None = None,
     *,
     deterministic: bool | None = None,
+    allow_other_game: bool = False,
 ) -> Agent:
     """An agent from a name (one of :data:`AGENT_NAMES`, or a budget spec
-    ``expert:KEY=N,...`` / ``planner:KEY=N,...``) or a ``.zip`` model path.
+    ``expert:KEY=N,...`` / ``planner:KEY=N,...``) or a model path (``.safetensors``, ``.zip``).
 
-    ``deterministic`` is for trained models (see :func:`.model.load_sb3_agent`): ``True``
-    plays the most likely action, ``False`` samples, ``None`` follows the model's sidecar
-    (sampled without one); the agent's ``name`` says which. The baseline agents have no policy
-    to sample from and play the same either way.
+    ``deterministic`` and ``allow_other_game`` are for trained models (see
+    :class:`.model.ModelAgent`): ``True`` plays the most likely action, ``False`` samples,
+    ``None`` does what the model says; the agent's ``name`` says which. The baseline agents
+    have no policy to sample from and play the same either way.
 
-    Raises ``ValueError`` for an unknown name and ``FileNotFoundError`` for a missing model.
+    Raises ``ValueError`` for an unknown name, ``FileNotFoundError`` for a missing model and
+    :class:`~.model_format.ModelLoadError` (a ``ValueError``) for a model it cannot play.
     """
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"agent must be a name or a model path, got {spec!r}")
@@ -72,11 +77,13 @@ def make_agent(
         return PlannerAgent(v, seed, **parse_planner_spec(spec))
     if key in PLAYERS:
         return PLAYERS[key](v, seed)
-    if spec.endswith(".zip") or os.sep in spec or os.path.exists(spec):
-        return load_sb3_agent(spec, v, seed=seed, deterministic=deterministic)
+    if spec.endswith((".zip", SUFFIX)) or os.sep in spec or os.path.exists(spec):
+        return load_model_agent(
+            spec, v, seed=seed, deterministic=deterministic, allow_other_game=allow_other_game
+        )
     raise ValueError(
         f"unknown agent {spec!r}: use one of {', '.join(AGENT_NAMES)} or the path of a "
-        "trained model (.zip)"
+        f"trained model ({SUFFIX} or .zip)"
     )
 
 
@@ -88,11 +95,13 @@ __all__ = [
     "ExpertAgent",
     "GreedyAgent",
     "LookaheadAgent",
+    "ModelAgent",
     "PlannerAgent",
     "RandomAgent",
     "TableView",
     "Weights",
     "legal_from_mask",
+    "load_model_agent",
     "load_sb3_agent",
     "make_agent",
 ]

@@ -1,272 +1,245 @@
-"""A trained model (a Stable-Baselines3 / sb3-contrib ``.zip``) as a player.
+"""A trained model as a player, in NumPy: no torch, no Stable-Baselines3, nothing unpickled.
 
-``load_sb3_agent("runs/ppo/model.zip", variant)`` returns an :class:`SB3Agent`. At every step
-the policy's action scores (logits, or Q-values for DQN) are restricted to the legal actions of
-the env's mask (for MaskablePPO this is exactly its masked distribution), then either the most
-likely legal action is played (``deterministic=True``) or one is sampled from the softmax of
-those scores with the agent's seeded RNG (``deterministic=False``; reproducible for a seed).
-By default the choice is the sidecar's ``deterministic`` and, without one, sampled: the most
-likely action tends to shuttle cards back and forth. The agent's ``name`` says which it uses
-(``"model.zip (sampled)"``, ``"model.zip (most likely)"``).
+``load_model_agent("runs/ppo/model.safetensors")`` returns a :class:`ModelAgent` over the model
+file (:mod:`spider_env.agents.model_file`: weights and JSON, read with every field checked); a
+Stable-Baselines3 ``.zip`` is read as data first (:mod:`spider_env.agents.rl.model_import`:
+its pickled entries are never decoded; reading its weights needs torch, the ``train`` extra).
+The network runs in NumPy (:mod:`spider_env.agents.networks`).
 
-The observation the model was trained on is rebuilt from what the agent is given (the env's ``dict``
-observation, parsed once per step by :class:`~spider_env.observation.view.TableView`; nothing hidden
-is used): ``obs_mode`` ``"dict"``, ``"features"``, ``"flat"`` or ``"actions"`` (the per-action
-features of :mod:`spider_env.observation.actions`, with the episode's memory of visited positions,
-cleared by ``reset``), ``feature_slots`` and ``action_rows`` come from the model's sidecar
-(:mod:`spider_env.agents.model_format`), else they are inferred from the model's observation space
-with the layout sizes of :mod:`spider_env.observation`.
+At every step the policy scores every action; the scores of the legal actions (those of the
+env's mask) are kept, and the most likely one is played (``deterministic=True``) or one is
+drawn from their softmax with the agent's seeded RNG (``deterministic=False``). The default is
+what the model file says. The agent's ``name`` says which (``"model.safetensors (sampled)"``).
 
-The player never imports torch or Stable-Baselines3: :func:`load_sb3_agent` hands the file to
-:mod:`spider_env.agents.rl.models` (the ``train`` extra), which gives back a
-:class:`ScoringModel`, a plain function from the model's input (NumPy) to a score per action.
+A model knows its game: the variant and observation it was trained on are in the file, and a
+model played on another game is refused in one line, unless the caller asks for it
+(``allow_other_game=True``, ``spider-env evaluate --allow-other-game``), which plays it after a
+one-line warning. The model's input is rebuilt from what the agent is given (the env's ``dict``
+observation; nothing hidden): the per-action features of :mod:`spider_env.observation.actions`
+(with the episode's memory, cleared by ``reset``) or the ``"flat"`` features.
+:mod:`spider_env.apps.evaluation` plays the same model on many games at once instead
+(:meth:`ModelAgent.choose_batch` over the vector env's own observations: the same moves).
 """
 
 from __future__ import annotations
 
 import os
-import zipfile
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from spider_env.core.variants import Variant, classic, get_variant
-from spider_env.observation import (
-    DEFAULT_FEATURE_SLOTS,
-    OBS_MODES,
-    FeatureEncoder,
-    ObservationBuffers,
-    assemble_observation,
-    observation_space,
-    slots_for_feature_width,
-    slots_for_flat_width,
-)
-from spider_env.observation.actions import (
-    DEFAULT_ACTION_ROWS,
-    ActionFeatureEncoder,
-    action_feature_space,
-)
+from spider_env.core.variants import Variant, get_variant
+from spider_env.observation import FeatureEncoder, ObservationBuffers, assemble_observation
+from spider_env.observation.actions import ActionFeatureEncoder
 from spider_env.observation.view import TableView
 
 from .base import BaseAgent
-from .model_format import ACTIONS_MODE, MODEL_OBS_MODES, ModelLoadError, Sidecar
+from .model_file import SUFFIX, SavedModel, is_model_file
+from .model_format import ACTIONS_MODE, ModelLoadError
+from .networks import network
 
 INSTALL_HINT = (
-    "loading a trained model needs the optional 'train' dependencies "
-    "(stable-baselines3, sb3-contrib, torch): pip install 'spider-env[train]'"
+    "reading a Stable-Baselines3 .zip needs torch (the 'train' extra: pip install "
+    "'spider-env[train]'); or, where torch is installed, convert it once: "
+    "spider-env model convert MODEL.zip MODEL.safetensors"
 )
 
 
-@dataclass(frozen=True)
-class ScoringModel:
-    """What the player needs of a trained model (made by :mod:`spider_env.agents.rl.models`)."""
-
-    scores: Callable[[Any], np.ndarray]
-    """the model's input (a NumPy array or a dict of them) -> one float score per action"""
-    observation_space: Any
-    """the Gymnasium space of the model's input"""
-    n_actions: int
-    """the size of the model's action space"""
+class OtherGameWarning(UserWarning):
+    """A model is played on another game than the one it was trained on (asked for)."""
 
 
-class SB3Agent(BaseAgent):
-    """A trained model playing through the agent protocol (see the module docstring)."""
+class ModelAgent(BaseAgent):
+    """A trained model playing through the agent protocol (see the module docstring).
 
-    name = "sb3"
+    Args:
+        model: the model (a :class:`~spider_env.agents.model_file.SavedModel`).
+        variant: the game played (``None``: the model's own).
+        deterministic: ``True`` plays the most likely legal action, ``False`` samples;
+            ``None``: what the model says.
+        seed: the RNG of the samples.
+        name: the agent's name (``"model"``), followed by how it chooses.
+        allow_other_game: play a ``variant`` other than the model's (after a one-line
+            :class:`OtherGameWarning`) instead of refusing it (:class:`ModelLoadError`).
+        game_known: ``False`` for a model whose file did not name its game (an old zip
+            without a sidecar): it is played on ``variant`` after a warning.
+    """
+
+    name = "model"
 
     def __init__(
         self,
-        model: ScoringModel,
-        variant: Variant | str,
-        obs_mode: str = "dict",
+        model: SavedModel,
+        variant: Variant | str | None = None,
         *,
-        feature_slots: int = DEFAULT_FEATURE_SLOTS,
-        action_rows: int = DEFAULT_ACTION_ROWS,
-        deterministic: bool = False,
+        deterministic: bool | None = None,
         seed: int | None = None,
         name: str | None = None,
+        allow_other_game: bool = False,
+        game_known: bool = True,
     ) -> None:
-        super().__init__(variant, seed)
-        assert self.variant is not None
-        if obs_mode not in MODEL_OBS_MODES:
-            raise ModelLoadError(f"unsupported observation mode {obs_mode!r}")
-        if not isinstance(deterministic, bool):
-            raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
-        self.model = model
-        self.obs_mode = obs_mode
-        self.feature_slots = feature_slots
-        self.action_rows = action_rows
-        self.deterministic = deterministic
-        self.name = f"{name or self.name} ({'most likely' if deterministic else 'sampled'})"
-        # the model's input is written to these and made by the one assemble_observation
-        self._buffers = (
-            ObservationBuffers(self.variant, obs_mode, feature_slots)
-            if obs_mode in OBS_MODES
-            else None
-        )
-        self._encoder = (
-            FeatureEncoder(self.variant, feature_slots, out=self._buffers)
-            if obs_mode in ("features", "flat")
-            else None
-        )
-        self._actions = (
-            ActionFeatureEncoder(self.variant, action_rows) if obs_mode == ACTIONS_MODE else None
-        )
-        space = model.observation_space
-        self._wants_mask = hasattr(space, "spaces") and "action_mask" in space.spaces
-        if model.n_actions != self.variant.n_actions:
-            raise ModelLoadError(
-                f"the model has {model.n_actions} actions, {self.variant.name} has "
-                f"{self.variant.n_actions}: it was trained on another variant"
+        own = model.env.game()
+        assert own is not None  # SavedModel.check
+        v = get_variant(variant) if variant is not None else own
+        super().__init__(v, seed)
+        if deterministic is not None and not isinstance(deterministic, bool):
+            raise TypeError(f"deterministic must be True, False or None, got {deterministic!r}")
+        label = name or self.name
+        if not game_known:
+            warnings.warn(
+                f"{label} does not say which game it was trained on: playing it on {v.name}",
+                OtherGameWarning,
+                stacklevel=2,
             )
-        self._check_space()
-
-    def _check_space(self) -> None:
-        """Fail early, with a clear message, if the model cannot read this variant's table."""
-        assert self.variant is not None
-        v, mode = self.variant, self.obs_mode
-        if mode == ACTIONS_MODE:
-            ours: Any = action_feature_space(v, self.action_rows)
+        elif v.spec_text() != own.spec_text():
+            if not allow_other_game:
+                raise ModelLoadError(
+                    f"{label} was trained on {own.spec_text()}, not {v.spec_text()}: play it on "
+                    "its own game, or allow it explicitly (allow_other_game=True, "
+                    "--allow-other-game)"
+                )
+            warnings.warn(
+                f"{label} was trained on {own.spec_text()}; playing it on {v.spec_text()} as asked",
+                OtherGameWarning,
+                stacklevel=2,
+            )
+        if model.architecture.n_actions != v.n_actions:
+            raise ModelLoadError(
+                f"{label} scores {model.architecture.n_actions} actions; {v.name} has {v.n_actions}"
+            )
+        self.model = model
+        self.network = network(model)
+        self.obs_mode = str(model.env.obs_mode)
+        self.obs_size = model.env.input_size()
+        self.deterministic = model.deterministic if deterministic is None else deterministic
+        self.name = f"{label} ({'most likely' if self.deterministic else 'sampled'})"
+        if self.obs_mode == ACTIONS_MODE:
+            self._actions: ActionFeatureEncoder | None = ActionFeatureEncoder(v, **self.obs_size)
         else:
-            ours = observation_space(v, mode, self.feature_slots, mask_in_obs=self._wants_mask)
-        theirs = self.model.observation_space
-        ours_d, theirs_d = getattr(ours, "spaces", None), getattr(theirs, "spaces", None)
-        if ours_d is None or theirs_d is None:
-            if ours_d is not None or theirs_d is not None or ours.shape != theirs.shape:
-                raise ModelLoadError(
-                    f"the model expects observations of {_shapes(theirs)}; {v.name} with "
-                    f"obs_mode={mode!r} gives observations of {_shapes(ours)}: trained on "
-                    "another variant?"
-                )
-            return
-        for key, sub in theirs_d.items():
-            if key not in ours_d or ours_d[key].shape != sub.shape:
-                got = ours_d[key].shape if key in ours_d else "nothing"
-                raise ModelLoadError(
-                    f"the model expects observation {key!r} of shape {sub.shape}; {v.name} "
-                    f"with obs_mode={mode!r} gives {got}: trained on another variant?"
-                )
+            self._actions = None
+            slots = self.obs_size["feature_slots"]
+            self._buffers = ObservationBuffers(v, self.obs_mode, slots)
+            self._encoder = FeatureEncoder(v, slots, out=self._buffers)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         if self._actions is not None:
             self._actions.reset()
 
+    def env_kwargs(self) -> dict[str, Any]:
+        """The env arguments under which an env's observations are this model's input (what a
+        batch of its games is played in)."""
+        return {"obs_mode": self.obs_mode, **self.obs_size}
+
     def encode(self, obs: Any, mask: np.ndarray) -> Any:
-        """The model's input for a ``dict`` observation (features rebuilt from visible cards;
-        in the ``"actions"`` mode one call is one decision of the episode)."""
+        """The model's input for a ``dict`` observation (in ``obs_mode="actions"`` one call is one
+        decision of the episode); an observation already in the model's mode is passed on."""
         assert self.variant is not None
         if not isinstance(obs, Mapping) or "tableau" not in obs:
-            return obs  # already the model's input (an env made with its obs_mode or wrapped)
+            return obs
         if self._actions is not None:
             return self._actions.encode(obs, mask)
-        buffers = self._buffers
-        assert buffers is not None
-        if self._encoder is None:  # "dict": the table as the env gave it
-            buffers.table[...] = obs["tableau"]
-            buffers.completed[...] = obs["completed"]
-            if "pile_tops" in obs:
-                buffers.pile_tops[...] = obs["pile_tops"]
-        else:
-            self._encoder.write(TableView.from_obs(self.variant, obs).to_state(), fresh=True)
-        wanted = np.asarray(mask, dtype=bool) if self._wants_mask else None
-        return assemble_observation(buffers, obs["deals_left"], wanted)
+        self._encoder.write(TableView.from_obs(self.variant, obs).to_state(), fresh=True)
+        return assemble_observation(self._buffers, obs["deals_left"], None)
+
+    def scores(self, x: Any) -> np.ndarray:
+        """The policy's score of every action for one input ``x`` (``float64``)."""
+        return np.asarray(self.network.logits(x)[0], dtype=np.float64)
 
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
         assert self.variant is not None
         legal = self._legal(mask, self.variant)
-        scores = self.scores(self.encode(obs, mask))[legal]
+        return choose(self.scores(self.encode(obs, mask)), legal, self.deterministic, self.rng)
+
+    def choose_batch(
+        self, obs: Any, masks: np.ndarray, rngs: Sequence[np.random.Generator] | None
+    ) -> np.ndarray:
+        """One action per game of a batch: ``obs`` the env's batched observations in the
+        model's mode, ``masks`` ``(B, A)``; ``rngs`` one generator per game where the model
+        samples (as :meth:`act` would with that game's RNG). A game without a legal action
+        gets 0 (a vector env ignores it). The same choices as :meth:`act` game by game."""
+        logits = self.network.logits(obs)
         if self.deterministic:
-            return legal[int(np.argmax(scores))]
-        p = np.exp(scores - scores.max())
-        p /= p.sum()
-        return legal[int(self.rng.choice(len(legal), p=p))]
-
-    def scores(self, x: Any) -> np.ndarray:
-        """The policy's score of every action for model input ``x``: the logits of its action
-        distribution, or the Q-values of a DQN."""
-        return self.model.scores(x)
-
-
-def _shapes(space: Any) -> str:
-    """A space's shape in words (for error messages)."""
-    spaces = getattr(space, "spaces", None)
-    if spaces is None:
-        return f"shape {getattr(space, 'shape', None)}"
-    return "dict {" + ", ".join(f"{k}: {sub.shape}" for k, sub in spaces.items()) + "}"
+            masked = np.where(masks, logits, -np.inf)
+            out = masked.argmax(axis=1).astype(np.int64)
+            out[~masks.any(axis=1)] = 0
+            return out
+        if rngs is None or len(rngs) != logits.shape[0]:
+            raise ValueError("a sampling model needs one generator per game")
+        out = np.zeros(logits.shape[0], dtype=np.int64)
+        for b in np.flatnonzero(masks.any(axis=1)).tolist():
+            legal = np.flatnonzero(masks[b])
+            out[b] = choose(np.asarray(logits[b], np.float64), legal, False, rngs[b])
+        return out
 
 
-def _infer_input(space: Any, variant: Variant) -> dict[str, Any]:
-    """``obs_mode`` and its size (``feature_slots`` or ``action_rows``) of a model whose sidecar
-    does not say, from its observation space."""
-    spaces = getattr(space, "spaces", None)
-    try:
-        if spaces is not None:
-            if "tableau" in spaces:
-                return {"obs_mode": "dict"}
-            if "action_ids" in spaces:
-                return {"obs_mode": ACTIONS_MODE, "action_rows": int(spaces["action_ids"].shape[0])}
-            if "columns" in spaces:
-                slots = slots_for_feature_width(variant, spaces["columns"].shape[-1])
-                return {"obs_mode": "features", "feature_slots": slots}
-            raise ModelLoadError(f"cannot tell the model's observation encoding ({sorted(spaces)})")
-        shape = getattr(space, "shape", None)
-        if shape is None or len(shape) != 1:
-            raise ModelLoadError(f"cannot tell the model's observation encoding (shape {shape})")
-        return {"obs_mode": "flat", "feature_slots": slots_for_flat_width(variant, shape[0])}
-    except ModelLoadError:
-        raise
-    except ValueError as exc:
-        raise ModelLoadError(f"the model's observations do not fit {variant.name}: {exc}") from None
+def choose(
+    scores: np.ndarray, legal: Sequence[int] | np.ndarray, deterministic: bool, rng: Any
+) -> int:
+    """The action a model plays given its ``scores`` of every action: the legal one scored
+    highest (the first of equals), or one drawn from the softmax of the legal scores with
+    ``rng``."""
+    s = scores[np.asarray(legal)]
+    if deterministic:
+        return int(legal[int(np.argmax(s))])
+    p = np.exp(s - s.max())
+    p /= p.sum()
+    return int(legal[int(rng.choice(len(legal), p=p))])
 
 
-def load_sb3_agent(
+def load_model(path: str, variant: Variant | str | None = None) -> tuple[SavedModel, bool]:
+    """The model in ``path`` (a ``.safetensors`` model file, or a Stable-Baselines3 ``.zip``
+    read as data) and whether the file names its game. ``FileNotFoundError``, ``ImportError``
+    (a zip without torch) or :class:`ModelLoadError` (one line)."""
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"a model path must be a str, got {type(path).__name__}")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"model file not found: {path}")
+    if is_model_file(path):
+        return SavedModel.read(path), True
+    if str(path).endswith(".zip"):
+        try:  # the one place a player reaches training code (tests/test_layers.py, LAZY_EDGES)
+            from .rl.model_import import read_sb3_zip
+        except ImportError as exc:
+            raise ImportError(f"{INSTALL_HINT} ({exc})") from None
+        return read_sb3_zip(path, variant)
+    raise ModelLoadError(f"{path} is not a model file ({SUFFIX}, or a Stable-Baselines3 .zip)")
+
+
+def load_model_agent(
     path: str,
     variant: Variant | str | None = None,
     *,
     seed: int | None = None,
-    algo: str | None = None,
     deterministic: bool | None = None,
-) -> SB3Agent:
-    """Load ``path`` (``.zip``) as an agent for ``variant`` (default: the sidecar's game, else
-    classic 4-suit Spider).
+    allow_other_game: bool = False,
+) -> ModelAgent:
+    """The player of the model in ``path`` (:func:`load_model`) on ``variant`` (``None``: the
+    model's own game); see :class:`ModelAgent` for the other arguments."""
+    model, known = load_model(path, variant)
+    return ModelAgent(
+        model,
+        variant,
+        deterministic=deterministic,
+        seed=seed,
+        name=str(path),
+        allow_other_game=allow_other_game,
+        game_known=known,
+    )
 
-    ``deterministic``: ``True`` plays the most likely legal action, ``False`` samples one;
-    ``None`` does what the sidecar's ``deterministic`` says, and samples without it.
 
-    Raises ``FileNotFoundError``, ``ImportError`` (the ``train`` extra is missing) or
-    :class:`ModelLoadError` (a ``ValueError``: not a model, a bad sidecar, or made for another
-    variant).
-    """
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"model file not found: {path}")
-    if not zipfile.is_zipfile(path):
-        raise ModelLoadError(f"{path} is not a Stable-Baselines3 model (not a zip file)")
-    if deterministic is not None and not isinstance(deterministic, bool):
-        raise TypeError(f"deterministic must be True, False or None, got {deterministic!r}")
-    side = Sidecar.read(path) or Sidecar()
-    v = get_variant(variant) if variant is not None else side.env.game() or classic(4)
-    try:  # the one place a player reaches training code (tests/test_layers.py, LAZY_EDGES)
-        from .rl.models import load_scoring_model
-    except ImportError as exc:
-        raise ImportError(f"{INSTALL_HINT} ({exc})") from None
-    model = load_scoring_model(path, side, algo)
-    env = side.env
-    if env.obs_mode is None:
-        size = _infer_input(model.observation_space, v)
-    else:
-        size = {"obs_mode": env.obs_mode, **env.input_size()}
-    if deterministic is None:
-        deterministic = bool(side.deterministic)  # sampled unless the sidecar says otherwise
-    return SB3Agent(model, v, **size, deterministic=deterministic, seed=seed, name=path)
-
+#: The name this player had when it read Stable-Baselines3 zips only.
+load_sb3_agent = load_model_agent
 
 __all__ = [
     "INSTALL_HINT",
+    "ModelAgent",
     "ModelLoadError",
-    "SB3Agent",
-    "ScoringModel",
+    "OtherGameWarning",
+    "choose",
+    "load_model",
+    "load_model_agent",
     "load_sb3_agent",
 ]

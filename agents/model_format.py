@@ -92,6 +92,11 @@ class EnvSettings:
             return {"action_rows": self.action_rows}
         return {}
 
+    def to_json(self) -> dict[str, Any]:
+        """The settings as a model file's ``"env"`` object (:func:`env_settings_from_json`
+        reads it back)."""
+        return {**self.env_kwargs(), "max_episode_steps": self.max_episode_steps}
+
     def env_kwargs(self) -> dict[str, Any]:
         """The sidecar's ``env_kwargs``."""
         out: dict[str, Any] = {"variant": self.variant, "obs_mode": self.obs_mode}
@@ -142,7 +147,7 @@ class Sidecar:
         is missing or wrong (what a reader would refuse)."""
         data = self.to_dict()
         side = sidecar_path(model_path)
-        _from_v2(data, str(side))  # refuse to write what could not be read back
+        _from_v2(data, f"the sidecar {side}")  # refuse to write what could not be read back
         side.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         return side
 
@@ -157,21 +162,19 @@ class Sidecar:
             data = json.loads(side.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ModelLoadError(f"cannot read the model's sidecar {side}: {exc}") from None
-        return cls.from_dict(data, str(side))
+        return cls.from_dict(data, f"the sidecar {side}")
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "the sidecar") -> Sidecar:
         """A sidecar from its JSON object, in either format (``where`` names it in errors)."""
         if not isinstance(data, dict):
-            raise ModelLoadError(f"the model's sidecar {where} must hold a JSON object")
+            raise ModelLoadError(f"{where} must hold a JSON object")
         fmt = data.get("format", LEGACY_FORMAT)
         if fmt == FORMAT:
             return _from_v2(data, where)
         if fmt == LEGACY_FORMAT:
             return _from_v1(data, where)
-        raise ModelLoadError(
-            f"the sidecar {where} has format {fmt!r}; known: {FORMAT!r}, {LEGACY_FORMAT!r}"
-        )
+        raise ModelLoadError(f"{where} has format {fmt!r}; known: {FORMAT!r}, {LEGACY_FORMAT!r}")
 
     def replace(self, **changes: Any) -> Sidecar:
         """A copy with ``changes`` (fields of the sidecar or, by name, of its :attr:`env`)."""
@@ -202,21 +205,21 @@ def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...], where:
         not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)
     ):
         names = " or ".join(k.__name__ for k in kinds)
-        raise ModelLoadError(f"the sidecar {where} has {key}={value!r}, expected a {names}")
+        raise ModelLoadError(f"{where} has {key}={value!r}, expected a {names}")
     return value
 
 
 def _required(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
     value = _field(data, key, kind, where)
     if value is None:
-        raise ModelLoadError(f"the sidecar {where} ({FORMAT}) lacks {key!r}")
+        raise ModelLoadError(f"{where} lacks {key!r}")
     return value
 
 
 def _count(data: dict[str, Any], key: str, where: str, low: int) -> int:
     value = _field(data, key, int, where)
     if value is None or value < low:
-        raise ModelLoadError(f"the sidecar {where} has {key}={value!r}, expected an int >= {low}")
+        raise ModelLoadError(f"{where} has {key}={value!r}, expected an int >= {low}")
     return int(value)
 
 
@@ -227,49 +230,55 @@ def _game(env_kwargs: dict[str, Any], where: str) -> str | None:
     try:
         return resolve_variant(variant, suits, env_kwargs.get("undo", False)).spec_text()
     except (TypeError, ValueError) as exc:
-        raise ModelLoadError(f"the sidecar {where} names no game: {exc}") from None
+        raise ModelLoadError(f"{where} names no game: {exc}") from None
 
 
 def _obs_mode(env_kwargs: dict[str, Any], where: str) -> str | None:
     mode = _field(env_kwargs, "obs_mode", str, where)
     if mode is not None and mode not in MODEL_OBS_MODES:
-        raise ModelLoadError(
-            f"the sidecar {where} has obs_mode={mode!r}; known: {', '.join(MODEL_OBS_MODES)}"
-        )
+        raise ModelLoadError(f"{where} has obs_mode={mode!r}; known: {', '.join(MODEL_OBS_MODES)}")
     return mode
 
 
 def _algo(data: dict[str, Any], where: str) -> str | None:
     algo = _field(data, "algo", str, where)
     if algo is not None and algo not in ALGOS:
-        raise ModelLoadError(f"the sidecar {where} has algo={algo!r}; known: {', '.join(ALGOS)}")
+        raise ModelLoadError(f"{where} has algo={algo!r}; known: {', '.join(ALGOS)}")
     return algo
 
 
-def _from_v2(data: dict[str, Any], where: str) -> Sidecar:
-    kw = _required(data, "env_kwargs", dict, where)
+def env_settings_from_json(kw: dict[str, Any], where: str) -> EnvSettings:
+    """The :class:`EnvSettings` of a JSON object with a game, an ``obs_mode`` (and its size),
+    ``reward_mode``, ``illegal_action`` and ``max_episode_steps`` (a model file's ``"env"``; a
+    sidecar's ``env_kwargs`` with its ``max_episode_steps``); :class:`ModelLoadError` naming
+    what is missing or wrong."""
     mode = _obs_mode(kw, where)
     if mode is None:
-        raise ModelLoadError(f"the sidecar {where} ({FORMAT}) lacks 'obs_mode'")
+        raise ModelLoadError(f"{where} lacks 'obs_mode'")
     game = _game(kw, where) if "variant" in kw else None
     if game is None:
-        raise ModelLoadError(f"the sidecar {where} ({FORMAT}) lacks 'variant'")
+        raise ModelLoadError(f"{where} lacks 'variant'")
     size: dict[str, int] = {}
     if mode in ("features", "flat"):
         size["feature_slots"] = _count(kw, "feature_slots", where, 0)
     elif mode == ACTIONS_MODE:
         size["action_rows"] = _count(kw, "action_rows", where, 1)
-    env = EnvSettings(
+    return EnvSettings(
         variant=game,
         obs_mode=mode,
         reward_mode=_required(kw, "reward_mode", str, where),
         illegal_action=_required(kw, "illegal_action", str, where),
-        max_episode_steps=_count(data, "max_episode_steps", where, 1),
+        max_episode_steps=_count(kw, "max_episode_steps", where, 1),
         **size,
     )
+
+
+def _from_v2(data: dict[str, Any], where: str) -> Sidecar:
+    kw = _required(data, "env_kwargs", dict, where)
+    env = env_settings_from_json({**kw, "max_episode_steps": data.get("max_episode_steps")}, where)
     algo = _algo(data, where)
     if algo is None:
-        raise ModelLoadError(f"the sidecar {where} ({FORMAT}) lacks 'algo'")
+        raise ModelLoadError(f"{where} lacks 'algo'")
     return Sidecar(
         env=env,
         algo=algo,
@@ -322,6 +331,7 @@ __all__ = [
     "EnvSettings",
     "ModelLoadError",
     "Sidecar",
+    "env_settings_from_json",
     "sidecar_path",
     "sidecar_variant",
 ]

@@ -36,8 +36,9 @@ hook.
 Two documented edges point up, each allowed by name only, inside one function:
 
 * ``spider_env.__getattr__`` loads ``spider_env.apps.evaluation.evaluate`` on first use;
-* ``spider_env.agents.model.load_sb3_agent`` reaches training code (``spider_env.agents.rl``)
-  only when a model is loaded.
+* ``spider_env.agents.model.load_model`` reaches training code
+  (``spider_env.agents.rl.model_import``) only to read a Stable-Baselines3 ``.zip`` (its
+  weights need torch; a model file does not).
 
 Nothing (package, tests, examples, benchmarks) imports ``agents`` as a top-level name (that
 name belongs to the OpenAI Agents SDK, issue 13), and an example imports no other example
@@ -107,7 +108,8 @@ BUCKETS: dict[str, Rule] = {
     # (tests/test_render_image.py checks that importing and making envs leaves it unimported)
     "env": _rule(f"{_BELOW_ENV} env", "numpy gymnasium PIL"),
     "sb3": _rule(f"{_BELOW_ENV} env sb3", "numpy gymnasium stable_baselines3"),
-    "players": _rule(f"{_BELOW_ENV} env search players", "numpy"),
+    # safetensors: the model file's weights (agents/model_file.py), data only
+    "players": _rule(f"{_BELOW_ENV} env search players", "numpy safetensors"),
     # ray: the rllib extra (agents/rl/rllib*.py); evaluation: RLlib training connects to Ray
     # as evaluation does (ray_session) and plays its exported model on validation deals
     "rl": _rule(
@@ -125,7 +127,7 @@ OUTSIDE = ("research", "examples", "benchmarks")
 #: The edges that point up, each allowed by (importing module, function, target, names).
 LAZY_EDGES = (
     ("spider_env", "__getattr__", "spider_env.apps.evaluation", ("evaluate",)),
-    ("spider_env.agents.model", "load_sb3_agent", "spider_env.agents.rl.models", None),
+    ("spider_env.agents.model", "load_model", "spider_env.agents.rl.model_import", None),
 )
 
 
@@ -474,6 +476,8 @@ def _reasons(source: str, module: str, is_package: bool = False) -> list[str | N
         ("spider_env.agents.expert", "from spider_env.fast.layout import P_L"),
         ("spider_env.agents.expert", "import numba"),
         ("spider_env.agents.model", "from spider_env.agents.rl.models import load"),
+        ("spider_env.agents.model_file", "import torch"),
+        ("spider_env.agents.networks", "from spider_env.agents.rl import model_import"),
         ("spider_env.agents.rl.policy", "from spider_env.apps.cli import main"),
         ("spider_env.apps.evaluation.runner", "from spider_env.apps.cli import main"),
         ("spider_env.apps.cli", "from agents import Agent"),
@@ -583,8 +587,8 @@ def test_lazy_edges_are_allowed_only_by_name_in_their_function() -> None:
     other_name = lazy.replace("import evaluate", "import evaluate, parse_deals")
     assert _reasons(other_name, "spider_env", is_package=True) != [None]
     assert _reasons(lazy, "spider_env.env") != [None]
-    model = "def load_sb3_agent(path):\n    from spider_env.agents.rl.models import load\n"
+    model = "def load_model(path):\n    from spider_env.agents.rl.model_import import read\n"
     assert _reasons(model, "spider_env.agents.model") == [None]
-    elsewhere = model.replace("load_sb3_agent", "act")
+    elsewhere = model.replace("load_model", "act")
     assert _reasons(elsewhere, "spider_env.agents.model") != [None]
     assert _reasons(model, "spider_env.agents.greedy") != [None]

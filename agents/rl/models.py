@@ -1,29 +1,29 @@
-"""Trained models on the training side: load a ``.zip`` with the right class, turn its policy
-into a plain scoring function for the model player, save it (compactly) with its sidecar; make
+"""Trained models on the training side: load a ``.zip`` with the right class, play one in memory
+as the model player does (:func:`model_agent`), save it (compactly) with its sidecar; make
 and load models of the action-set policy (the network every trainer of ``obs_mode="actions"``
 trains: the batched PPO, behaviour cloning, RLlib's export).
 
-This is where torch and Stable-Baselines3 meet the player: :func:`load_scoring_model` is what
-:func:`spider_env.agents.model.load_sb3_agent` calls, the one place a player reaches training
-code. The sidecar format itself is :mod:`spider_env.agents.model_format` (no torch).
+The player reads models as data (:mod:`spider_env.agents.model_file`; SB3 zips through
+:mod:`.model_import`); :func:`load_model` here *unpickles* a zip with Stable-Baselines3 itself,
+for training further from a checkpoint of one's own. The sidecar format is
+:mod:`spider_env.agents.model_format` (no torch).
 """
 
 from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
-from spider_env.agents.model import SB3Agent, ScoringModel
+from spider_env.agents.model import ModelAgent
 from spider_env.agents.model_format import ACTIONS_MODE, ALGOS, EnvSettings, ModelLoadError, Sidecar
 
 from spider_env.core.variants import Variant, get_variant
 from spider_env.observation.actions import DEFAULT_ACTION_ROWS
 
+from .model_import import from_sb3_model
 from .policy import ActionSetPolicy
 
 #: The sidecar's name of the action-set policy class (what models saved now store).
@@ -98,57 +98,12 @@ def load_model(
     raise ModelLoadError(f"cannot load {path} as {' or '.join(names)}: {'; '.join(errors)}")
 
 
-def action_scores(model: Any) -> Callable[[Any], np.ndarray]:
-    """``model``'s score of every action as a function of its input (NumPy in, NumPy out): the
-    logits of its action distribution, or the Q-values of a DQN."""
-    policy = model.policy
-    q_net = getattr(policy, "q_net", None)
-
-    def scores(x: Any) -> np.ndarray:
-        obs_t, _ = policy.obs_to_tensor(x)
-        with torch.no_grad():
-            if q_net is not None:
-                out = q_net(obs_t)
-            else:
-                out = getattr(policy.get_distribution(obs_t).distribution, "logits", None)
-                if out is None:
-                    raise ModelLoadError(
-                        f"{type(policy).__name__} gives no action logits: cannot restrict its "
-                        "choices to legal actions"
-                    )
-        return np.asarray(out.cpu().numpy(), dtype=np.float64).reshape(-1)
-
-    return scores
-
-
-def scoring_model(model: Any) -> ScoringModel:
-    """What the model player needs of ``model``."""
-    n = int(model.action_space.n) if hasattr(model.action_space, "n") else -1
-    return ScoringModel(action_scores(model), model.observation_space, n)
-
-
-def load_scoring_model(
-    path: str | Path, side: Sidecar | None = None, algo: str | None = None
-) -> ScoringModel:
-    """:func:`load_model`, as the model player uses it."""
-    return scoring_model(load_model(path, side, algo))
-
-
-def model_agent(model: Any, side: Sidecar, seed: int = 0) -> SB3Agent:
-    """An in-memory ``model`` as the player ``spider-env evaluate --agent PATH`` would make of it
-    once saved with ``side``."""
-    env, variant = side.env, side.env.game()
-    if variant is None or env.obs_mode is None:
+def model_agent(model: Any, side: Sidecar, seed: int = 0) -> ModelAgent:
+    """An in-memory ``model`` as the player ``spider-env evaluate --agent PATH`` makes of it
+    once saved with ``side`` (its weights as a model file, played in NumPy)."""
+    if side.env.game() is None or side.env.obs_mode is None:
         raise ValueError("model_agent needs a sidecar that names the game and the obs_mode")
-    return SB3Agent(
-        scoring_model(model),
-        variant,
-        env.obs_mode,
-        **env.input_size(),
-        deterministic=bool(side.deterministic),
-        seed=seed,
-        name="model",
-    )
+    return ModelAgent(from_sb3_model(model, side), seed=seed, name="model")
 
 
 def save_compact(model: Any, path: str | Path) -> None:
@@ -251,16 +206,13 @@ def load_action_set_model(path: str | Path) -> tuple[Sidecar, Variant, Any]:
 __all__ = [
     "ACTION_SET_POLICY",
     "ACTION_SET_REWARD",
-    "action_scores",
     "action_set_model",
     "action_set_sidecar",
     "algo_class",
     "load_action_set_model",
     "load_model",
-    "load_scoring_model",
     "model_agent",
     "save_compact",
     "save_model",
-    "scoring_model",
     "single_thread",
 ]

@@ -7,6 +7,7 @@
     spider-env demo
     spider-env variants
     spider-env solve --suits 1 --deal 7 | --deals 0:100 [--jobs 2 --csv out.csv]
+    spider-env model show runs/ppo/model.safetensors | convert model.zip model.safetensors
 
 Bad input (a wrong type or out-of-range value, an unknown agent or variant, a bad deal range,
 a missing, unwritable or corrupt file, a ``ValueError`` / ``TypeError`` of the library) gets
@@ -49,7 +50,10 @@ GIF_FINAL_MS = 3000
 
 def _agent_choices() -> str:
     """The agents an ``--agent`` option takes, for help texts."""
-    return f"{', '.join(AGENT_NAMES)}, expert:samples=S,nodes=N or PATH.zip"
+    return (
+        f"{', '.join(AGENT_NAMES)}, expert:samples=S,nodes=N, planner:evals=N,... or a trained "
+        "model's PATH.safetensors (or an SB3 PATH.zip)"
+    )
 
 
 def _int_in(low: int, high: int | None = None, what: str = "") -> Callable[[str], int]:
@@ -118,16 +122,21 @@ def _add_model_mode_args(p: argparse.ArgumentParser) -> None:
         dest="deterministic",
         action="store_const",
         const=True,
-        help="trained models (PATH.zip) play their most likely action (tends to shuttle "
-        "cards back and forth)",
+        help="trained models play their most likely action",
     )
     g.add_argument(
         "--sample",
         dest="deterministic",
         action="store_const",
         const=False,
-        help="trained models sample their actions from the policy (plays better; the default "
-        "unless the model's .json sidecar says otherwise)",
+        help="trained models sample their actions from the policy (the default unless the "
+        "model says otherwise)",
+    )
+    p.add_argument(
+        "--allow-other-game",
+        action="store_true",
+        help="play trained models on this game even where they were trained on another (a "
+        "one-line warning each; without it such a model is refused)",
     )
 
 
@@ -160,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Play each agent on exactly the same deals; print win rate (95% Wilson interval), mean\n"
         "completed runs, score, moves and steps/s; compare agents pairwise (exact McNemar test\n"
         "on the deals only one of them won). Without --suits or --variant, trained models\n"
-        "(PATH.zip) play the game their .json sidecar names, else classic 4-suit Spider.",
+        "play the game they were trained on, else classic 4-suit Spider.",
         epilog="example: spider-env evaluate --agent random --agent greedy --suits 1 "
         "--deals 0:1000 --jobs 2",
     )
@@ -335,6 +344,34 @@ def build_parser() -> argparse.ArgumentParser:
         "Evaluate random and greedy on 1-suit deals 0..19 (a few seconds), print the table\n"
         "with the paired test, and the final position of greedy's game on deal 0.",
     )
+    p = _subparser(
+        sub,
+        "model",
+        "show a trained model, or convert one to the model file format",
+        "A trained model file (.safetensors) holds weights and JSON only: nothing in it runs.\n"
+        "  show PATH: its game, observation, network, how it chooses, its card.\n"
+        "  convert SOURCE TARGET.safetensors: a Stable-Baselines3 .zip read as data (its\n"
+        "    pickled entries never decoded; needs torch). --trust-pickle unpickles SOURCE\n"
+        "    instead (a zip SB3 must load itself, an RLlib checkpoint folder): only for a\n"
+        "    file whose maker you trust, as unpickling runs whatever code it holds.",
+        epilog="example: spider-env model convert runs/ppo/model.zip runs/ppo/model.safetensors",
+    )
+    msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
+    ps = msub.add_parser("show", help="what a trained model is", description="What a model is.")
+    ps.add_argument("path", help="a model file (.safetensors) or a Stable-Baselines3 .zip")
+    _add_game_args(ps, undo=False)
+    pc = msub.add_parser(
+        "convert", help="write a model as a model file", description="Convert to .safetensors."
+    )
+    pc.add_argument("source", help="a Stable-Baselines3 .zip (or, trusted, an RLlib checkpoint)")
+    pc.add_argument("target", help="the model file written (.safetensors)")
+    pc.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="unpickle SOURCE (runs any code it holds: only a file you trust)",
+    )
+    _add_game_args(pc, undo=False)
+
     _subparser(
         sub,
         "variants",
@@ -384,17 +421,24 @@ def _model_game(args: argparse.Namespace, specs: list[str]) -> Any:
 
     if args.variant is not None or args.suits is not None:
         return _variant(args)
+    from spider_env.agents.model_file import SavedModel, is_model_file
     from spider_env.agents.model_format import ModelLoadError, sidecar_variant
 
     games = {}
     for spec in specs:
-        if spec.endswith(".zip") and os.path.isfile(spec):
-            try:
+        if not os.path.isfile(spec):
+            continue
+        try:
+            if is_model_file(spec):
+                game = SavedModel.read(spec).env.game()
+            elif spec.endswith(".zip"):
                 game = sidecar_variant(spec)
-            except ModelLoadError as exc:
-                raise CliError(str(exc)) from None
-            if game is not None:
-                games[spec] = game
+            else:
+                continue
+        except ModelLoadError as exc:
+            raise CliError(str(exc)) from None
+        if game is not None:
+            games[spec] = game
     names = {g.name for g in games.values()}
     if len(names) > 1:
         raise CliError(
@@ -440,6 +484,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             deterministic=args.deterministic,
             ray=args.ray,
+            allow_other_game=args.allow_other_game,
         )
     except (AgentError, ValueError, TypeError, ImportError, OSError) as exc:
         # unknown agents, missing or foreign model files, bad arguments, Ray missing or
@@ -483,7 +528,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from spider_env.apps.episodes import play_frames, record_episode, replay_frames
     from spider_env.apps.evaluation import AgentError
 
-    v = _variant(args)
+    v = _model_game(args, [args.agent])
     if args.save:
         _check_writable(args.save)
     if args.gif:
@@ -502,6 +547,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             seed=args.seed,
             max_steps=args.max_steps,
             deterministic=args.deterministic,
+            allow_other_game=args.allow_other_game,
         )
     except (ValueError, TypeError, ImportError, OSError) as exc:
         raise _agent_error(args.agent, exc) from None
@@ -628,6 +674,21 @@ def variant_env_ids() -> dict[str, str]:
     return {name: ", ".join(found) for name, found in ids.items()}
 
 
+def cmd_model(args: argparse.Namespace) -> int:
+    from spider_env.apps import models
+
+    v = None if args.variant is None and args.suits is None else _variant(args)
+    try:
+        if args.model_command == "show":
+            models.show(args.path, v, sys.stdout)
+        else:
+            _check_writable(args.target)
+            models.convert(args.source, args.target, v, args.trust_pickle, sys.stdout)
+    except (ValueError, TypeError, ImportError, OSError) as exc:
+        raise CliError(str(exc)) from None
+    return 0
+
+
 def cmd_variants(args: argparse.Namespace) -> int:
     from spider_env.core.variants import VARIANTS
 
@@ -666,12 +727,28 @@ COMMANDS = {
     "demo": cmd_demo,
     "variants": cmd_variants,
     "solve": cmd_solve,
+    "model": cmd_model,
 }
+
+
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """The command's warnings: one line, ``spider-env: warning: ...``."""
+    print(f"{PROG}: warning: {message}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``spider-env`` command; returns the exit status (argument errors exit with
     status 2 from argparse)."""
+    import warnings
+
+    warnings.showwarning = _one_line_warning
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:

@@ -360,12 +360,14 @@ def record_episode(
     reward_mode: str = "score",
     agent_name: str | None = None,
     deterministic: bool | None = None,
+    allow_other_game: bool = False,
 ) -> Episode:
     """Play ``agent`` on deal number ``deal`` as :func:`spider_env.apps.evaluation.evaluate`
     does and return the recorded episode.
 
     ``agent`` is what ``evaluate`` takes: a name (``"greedy"``), a model path (``"m.zip"``)
-    or an agent object; ``deterministic`` chooses how a trained model picks its actions (see
+    or an agent object; ``deterministic`` chooses how a trained model picks its actions and
+    ``allow_other_game`` lets it play another game than its own (see
     :func:`spider_env.apps.evaluation.players.build_agent`). The episode records ``deal``
     itself (not the env's ``info``).
     """
@@ -373,7 +375,7 @@ def record_episode(
     deal = check_int("deal", deal, 0, DEAL_NUMBERS - 1)
     options = _options(v)
     check_deterministic([agent], deterministic)
-    player = build_agent(agent, v, deterministic)
+    player = build_agent(agent, v, deterministic, allow_other_game)
     name = agent_name or agent_names([agent], [player])[0]
     env = make_env(v, max_steps, reward_mode=reward_mode)
     try:

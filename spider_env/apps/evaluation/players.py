@@ -31,20 +31,30 @@ def check_deterministic(specs: Sequence[Any], deterministic: object) -> None:
         raise TypeError(f"deterministic must be True, False or None, got {deterministic!r}")
     if not any(is_model_spec(s) for s in specs):
         raise ValueError(
-            "deterministic applies to agents given as model paths (.zip), and none is (only "
-            "trained models given as a path can sample or play their most likely action)"
+            "deterministic applies to agents given as model paths (.safetensors, .zip), and "
+            "none is (only trained models given as a path can sample or play their most "
+            "likely action)"
         )
 
 
-def build_agent(spec: Any, variant: Variant, deterministic: bool | None = None) -> Any:
+def build_agent(
+    spec: Any,
+    variant: Variant,
+    deterministic: bool | None = None,
+    allow_other_game: bool = False,
+) -> Any:
     """An agent from a spec (name or model path) or the agent object itself.
 
-    ``deterministic`` is passed to :func:`~spider_env.agents.make_agent` for model paths only
-    (``None``: what the model's sidecar says); baselines and objects are used as made.
+    ``deterministic`` and ``allow_other_game`` are passed to
+    :func:`~spider_env.agents.make_agent` for model paths only (``None``: what the model
+    says; a model of another game is refused unless allowed); baselines and objects are used
+    as made.
     """
     if isinstance(spec, str):
-        if deterministic is not None and is_model_spec(spec):
-            return make_agent(spec, variant, deterministic=deterministic)
+        if is_model_spec(spec):
+            return make_agent(
+                spec, variant, deterministic=deterministic, allow_other_game=allow_other_game
+            )
         return make_agent(spec, variant)
     if callable(getattr(spec, "act", None)):
         own = getattr(spec, "variant", None)

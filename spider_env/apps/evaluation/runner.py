@@ -25,7 +25,7 @@ from spider_env.apps.evaluation.ray_backend import (
 )
 from spider_env.apps.evaluation.results import DealRecord, EvaluationResult, compare, summarise
 from spider_env.apps.evaluation.workers import make_chunks, play_in_workers, usable_jobs
-from spider_env.core.checks import check_int, check_number
+from spider_env.core.checks import check_bool, check_int, check_number
 from spider_env.core.variants import VARIANTS, Variant, resolve_variant
 
 
@@ -45,6 +45,7 @@ def evaluate(
     on_record: Callable[[DealRecord], None] | None = None,
     deterministic: bool | None = None,
     ray: str | None = None,
+    allow_other_game: bool = False,
 ) -> EvaluationResult:
     """Play each agent on the same deals and summarise (see :mod:`spider_env.apps.evaluation`).
 
@@ -83,6 +84,8 @@ def evaluate(
             ``jobs=1``; ``result.backend`` says ``"ray ADDRESS"``, ``result.jobs`` the Ray CPUs
             used. Not with ``jobs > 1`` (``ValueError``); an address where no cluster answers
             is a ``ConnectionError``.
+        allow_other_game: play trained models on this game even where they were trained on
+            another (after a one-line warning each); by default such a model is refused.
     """
     v = resolve_variant(variant, suits, undo)
     specs = list(agents) if isinstance(agents, (list, tuple)) else [agents]
@@ -105,7 +108,8 @@ def evaluate(
     check_deterministic(specs, deterministic)
     env_kwargs = dict(env_kwargs or {})
     # Fail early (unknown names, missing model files) before starting any process.
-    built = [build_agent(s, v, deterministic) for s in specs]
+    check_bool("allow_other_game", allow_other_game)
+    built = [build_agent(s, v, deterministic, allow_other_game) for s in specs]
     names = agent_names(specs, built)
     work = len(specs) * len(games)
     jobs = usable_jobs(jobs, work)
@@ -119,6 +123,7 @@ def evaluate(
         "seed": seed,
         "env_kwargs": env_kwargs,
         "deterministic": deterministic,
+        "allow_other_game": allow_other_game,
     }
     with ExitStack() as stack:
         if ray is not None:  # connect first: no progress bar before a connection error

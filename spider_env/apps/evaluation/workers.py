@@ -42,6 +42,7 @@ class Chunk:
     seed: int
     env_kwargs: dict[str, Any]
     deterministic: bool | None
+    allow_other_game: bool = False
 
 
 def usable_jobs(jobs: int, work: int) -> int:
@@ -69,7 +70,7 @@ def play_chunk(chunk: Chunk) -> tuple[int, list[DealRecord]]:
     """Play one chunk (in a worker process); the agent's index and its records."""
     env = make_env(chunk.variant, chunk.max_steps, **chunk.env_kwargs)
     try:
-        agent = build_agent(chunk.spec, chunk.variant, chunk.deterministic)
+        agent = build_agent(chunk.spec, chunk.variant, chunk.deterministic, chunk.allow_other_game)
         recs = [play_episode(env, agent, d, chunk.seed, chunk.name)[0] for d in chunk.deals]
     finally:
         env.close()

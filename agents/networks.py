@@ -1,0 +1,115 @@
+"""The networks of the model files, in NumPy: what plays a trained model without torch.
+
+:func:`network` builds the policy of a :class:`~spider_env.agents.model_file.SavedModel` (one
+class per architecture of the allow-list). Its :meth:`logits` maps a batch of observations (the
+env's own, in the model's ``obs_mode``) to one score per action id, ``float32`` ``(B, A)``:
+the same computation as the PyTorch module the model was trained as (``x @ W.T + b`` per layer),
+so its choices are the torch policy's (``tests/test_model_file.py`` checks them over many
+positions). Only the actor is computed; a critic stored in the file is not needed to play.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import numpy as np
+
+from .model_file import ActionSetArchitecture, MLPArchitecture, SavedModel
+
+#: The score of a legal action without a row in the ``"actions"`` observation (more legal
+#: actions than ``action_rows``): the action-set network's own (``NO_ROW_LOGIT`` of training).
+NO_ROW_LOGIT = np.float32(-1e8)
+
+
+class Network(Protocol):
+    """A policy: a batch of observations -> a score per action id ``(B, A)``."""
+
+    n_actions: int
+
+    def logits(self, obs: Any) -> np.ndarray: ...
+
+
+def _layer(weights: Mapping[str, np.ndarray], name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A linear layer as ``(W.T, b)``: ``x @ W.T + b`` (C-contiguous, ``float32``)."""
+    w = np.ascontiguousarray(np.asarray(weights[f"{name}.weight"], dtype=np.float32).T)
+    return w, np.asarray(weights[f"{name}.bias"], dtype=np.float32)
+
+
+class ActionSetNetwork:
+    """The action-set policy (:class:`~spider_env.agents.model_file.ActionSetArchitecture`):
+    each row that stands for an action (``action_ids >= 0``) is scored by two ReLU layers
+    and a linear score, over its features and the position's globals; every other id gets
+    :data:`NO_ROW_LOGIT`."""
+
+    def __init__(self, arch: ActionSetArchitecture, weights: Mapping[str, np.ndarray]) -> None:
+        self.n_actions = arch.n_actions
+        self.w1, self.b1 = _layer(weights, "embed.0")
+        self.w2, self.b2 = _layer(weights, "embed.2")
+        w3, b3 = _layer(weights, "score")
+        self.w3, self.b3 = np.ascontiguousarray(w3[:, 0]), b3[0]
+
+    def row_scores(self, rows: np.ndarray) -> np.ndarray:
+        """The score of each row of ``rows`` ``(M, features + globals)``: ``(M,)``."""
+        h = rows @ self.w1
+        h += self.b1
+        np.maximum(h, 0, out=h)
+        h2 = h @ self.w2
+        h2 += self.b2
+        np.maximum(h2, 0, out=h2)
+        out: np.ndarray = h2 @ self.w3 + self.b3
+        return out
+
+    def logits(self, obs: Any) -> np.ndarray:
+        """The scores of every action id for a batch of ``obs_mode="actions"`` observations
+        (``"actions"`` ``(B, K, F)``, ``"action_ids"`` ``(B, K)``, ``"globals"`` ``(B, G)``;
+        one observation without the batch axis also works)."""
+        feats = np.asarray(obs["actions"], dtype=np.float32)
+        ids = np.asarray(obs["action_ids"])
+        glob = np.asarray(obs["globals"], dtype=np.float32)
+        if feats.ndim == 2:
+            feats, ids, glob = feats[None], ids[None], glob[None]
+        b_of, k_of = np.nonzero(ids >= 0)
+        rows = np.concatenate((feats[b_of, k_of], glob[b_of]), axis=1)
+        out = np.full((feats.shape[0], self.n_actions), NO_ROW_LOGIT, dtype=np.float32)
+        out[b_of, ids[b_of, k_of].astype(np.int64)] = self.row_scores(rows)
+        return out
+
+
+class MLPNetwork:
+    """The MLP policy (:class:`~spider_env.agents.model_file.MLPArchitecture`) over the
+    ``"flat"`` observation ``(B, inputs)``."""
+
+    def __init__(self, arch: MLPArchitecture, weights: Mapping[str, np.ndarray]) -> None:
+        self.n_actions = arch.n_actions
+        self.layers = [_layer(weights, f"policy_net.{2 * i}") for i in range(len(arch.layers))]
+        self.out = _layer(weights, "action_net")
+        self.activation = np.tanh if arch.activation == "tanh" else _relu
+
+    def logits(self, obs: Any) -> np.ndarray:
+        """The scores of every action id for a batch of flat observations (one observation
+        without the batch axis also works)."""
+        x = np.asarray(obs, dtype=np.float32)
+        if x.ndim == 1:
+            x = x[None]
+        for w, b in self.layers:
+            x = self.activation(x @ w + b)
+        w, b = self.out
+        out: np.ndarray = x @ w + b
+        return out
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    out: np.ndarray = np.maximum(x, 0)
+    return out
+
+
+def network(model: SavedModel) -> ActionSetNetwork | MLPNetwork:
+    """The NumPy policy of ``model``'s architecture."""
+    arch = model.architecture
+    if isinstance(arch, ActionSetArchitecture):
+        return ActionSetNetwork(arch, model.weights)
+    return MLPNetwork(arch, model.weights)
+
+
+__all__ = ["NO_ROW_LOGIT", "ActionSetNetwork", "MLPNetwork", "Network", "network"]
