@@ -6,11 +6,17 @@ env's own, in the model's ``obs_mode``) to one score per action id, ``float32`` 
 the same computation as the PyTorch module the model was trained as (``x @ W.T + b`` per layer),
 so its choices are the torch policy's (``tests/test_model_file.py`` checks them over many
 positions). Only the actor is computed; a critic stored in the file is not needed to play.
+
+Every layer is summed in a fixed order per row (:func:`dense_sum`, compiled by
+:mod:`spider_env.fast.dense` where numba is), not by a BLAS product, whose last bits depend a
+little on the other rows of the batch: a game's scores are the same bits alone or in any batch,
+so the model plays the same moves alone and in a batch of games (``tests/test_model_batch.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib.util
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -20,6 +26,7 @@ from .model_file import ActionSetArchitecture, MLPArchitecture, SavedModel
 #: The score of a legal action without a row in the ``"actions"`` observation (more legal
 #: actions than ``action_rows``): the action-set network's own (``NO_ROW_LOGIT`` of training).
 NO_ROW_LOGIT = np.float32(-1e8)
+_NUMBA = importlib.util.find_spec("numba") is not None
 
 
 class Network(Protocol):
@@ -33,7 +40,38 @@ class Network(Protocol):
 def _layer(weights: Mapping[str, np.ndarray], name: str) -> tuple[np.ndarray, np.ndarray]:
     """A linear layer as ``(W.T, b)``: ``x @ W.T + b`` (C-contiguous, ``float32``)."""
     w = np.ascontiguousarray(np.asarray(weights[f"{name}.weight"], dtype=np.float32).T)
-    return w, np.asarray(weights[f"{name}.bias"], dtype=np.float32)
+    return w, np.ascontiguousarray(np.asarray(weights[f"{name}.bias"], dtype=np.float32))
+
+
+def dense_sum(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``x @ w + b`` (``float32``), each output summed as ``b[j] + x[r, 0] * w[0, j] + x[r, 1] *
+    w[1, j] + ...`` in that order, every product and sum rounded: a row's outputs do not depend
+    on the other rows. :func:`spider_env.fast.dense.dense` is its compiled mirror."""
+    out = np.empty((x.shape[0], w.shape[1]), dtype=np.float32)
+    out[:] = b
+    for k in range(x.shape[1]):
+        out += x[:, k : k + 1] * w[k]
+    return out
+
+
+Dense = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+def dense_layer() -> Dense:
+    """:func:`dense_sum`, compiled (:mod:`spider_env.fast.dense`) where numba is available."""
+    if not _NUMBA:
+        return dense_sum
+    try:
+        from spider_env.fast.dense import dense
+    except Exception:  # numba installed but failing: the NumPy sum gives the same bits
+        return dense_sum
+
+    def compiled(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+        out = np.empty((x.shape[0], w.shape[1]), dtype=np.float32)
+        dense(np.ascontiguousarray(x, dtype=np.float32), w, b, out)
+        return out
+
+    return compiled
 
 
 class ActionSetNetwork:
@@ -46,18 +84,16 @@ class ActionSetNetwork:
         self.n_actions = arch.n_actions
         self.w1, self.b1 = _layer(weights, "embed.0")
         self.w2, self.b2 = _layer(weights, "embed.2")
-        w3, b3 = _layer(weights, "score")
-        self.w3, self.b3 = np.ascontiguousarray(w3[:, 0]), b3[0]
+        self.w3, self.b3 = _layer(weights, "score")
+        self.dense = dense_layer()
 
     def row_scores(self, rows: np.ndarray) -> np.ndarray:
         """The score of each row of ``rows`` ``(M, features + globals)``: ``(M,)``."""
-        h = rows @ self.w1
-        h += self.b1
+        h = self.dense(rows, self.w1, self.b1)
         np.maximum(h, 0, out=h)
-        h2 = h @ self.w2
-        h2 += self.b2
-        np.maximum(h2, 0, out=h2)
-        out: np.ndarray = h2 @ self.w3 + self.b3
+        h = self.dense(h, self.w2, self.b2)
+        np.maximum(h, 0, out=h)
+        out: np.ndarray = self.dense(h, self.w3, self.b3)[:, 0]
         return out
 
     def logits(self, obs: Any) -> np.ndarray:
@@ -85,6 +121,7 @@ class MLPNetwork:
         self.layers = [_layer(weights, f"policy_net.{2 * i}") for i in range(len(arch.layers))]
         self.out = _layer(weights, "action_net")
         self.activation = np.tanh if arch.activation == "tanh" else _relu
+        self.dense = dense_layer()
 
     def logits(self, obs: Any) -> np.ndarray:
         """The scores of every action id for a batch of flat observations (one observation
@@ -93,9 +130,9 @@ class MLPNetwork:
         if x.ndim == 1:
             x = x[None]
         for w, b in self.layers:
-            x = self.activation(x @ w + b)
+            x = self.activation(self.dense(x, w, b))
         w, b = self.out
-        out: np.ndarray = x @ w + b
+        out: np.ndarray = self.dense(x, w, b)
         return out
 
 
@@ -112,4 +149,12 @@ def network(model: SavedModel) -> ActionSetNetwork | MLPNetwork:
     return MLPNetwork(arch, model.weights)
 
 
-__all__ = ["NO_ROW_LOGIT", "ActionSetNetwork", "MLPNetwork", "Network", "network"]
+__all__ = [
+    "NO_ROW_LOGIT",
+    "ActionSetNetwork",
+    "MLPNetwork",
+    "Network",
+    "dense_layer",
+    "dense_sum",
+    "network",
+]

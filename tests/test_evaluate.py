@@ -411,12 +411,12 @@ def test_deterministic_reaches_make_agent_for_model_paths_only(monkeypatch: Any)
     def fake_make_agent(spec: str, variant: Any, **kw: Any) -> Any:
         calls.append((spec, kw))
         if spec == "m.zip":
-            return Model(variant, kw.get("deterministic", False))
+            return Model(variant, bool(kw.get("deterministic")))  # None: sampled here
         return RandomAgent(variant)
 
     monkeypatch.setattr(players, "make_agent", fake_make_agent)
     res = evaluate(["random", "m.zip"], [0], suits=1, max_steps=5, deterministic=True)
-    assert calls == [("random", {}), ("m.zip", {"deterministic": True})]
+    assert calls == [("random", {}), ("m.zip", {"deterministic": True, "allow_other_game": False})]
     assert res.agents == ["random", "m.zip (most likely)"]
     assert res.summary("m.zip (most likely)").deterministic is True
     assert res.summary("random").deterministic is None
@@ -424,7 +424,8 @@ def test_deterministic_reaches_make_agent_for_model_paths_only(monkeypatch: Any)
     assert res.to_dict()["summaries"][1]["deterministic"] is True
     calls.clear()
     res = evaluate(["m.zip"], [0], suits=1, max_steps=5)
-    assert calls == [("m.zip", {})]  # None: the model's sidecar decides
+    # None: the model file decides
+    assert calls == [("m.zip", {"deterministic": None, "allow_other_game": False})]
     assert res.agents == ["m.zip (sampled)"] and res.summaries[0].deterministic is False
 
 

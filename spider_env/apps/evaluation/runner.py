@@ -3,11 +3,13 @@ agent on every deal (in this process, in worker processes or on Ray) and summari
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from typing import Any
 
+from spider_env.apps.evaluation.batch import play_batched, plays_in_batches
 from spider_env.apps.evaluation.deals import deal_list
 from spider_env.apps.evaluation.episode import make_env, play_episode, step_limit
 from spider_env.apps.evaluation.players import (
@@ -111,6 +113,7 @@ def evaluate(
     check_bool("allow_other_game", allow_other_game)
     built = [build_agent(s, v, deterministic, allow_other_game) for s in specs]
     names = agent_names(specs, built)
+    batched = [plays_in_batches(a) for a in built]
     work = len(specs) * len(games)
     jobs = usable_jobs(jobs, work)
     backend = "local" if jobs == 1 else "processes"
@@ -138,19 +141,28 @@ def evaluate(
                     on_record(rec)
             bar.update(len(recs))
 
+        def done_one(i: int, rec: DealRecord) -> None:
+            done(i, [rec])
+
         try:
             if ray is not None:
-                play_on_ray(make_chunks(specs, names, games, jobs, **common), jobs, done)
+                play_on_ray(make_chunks(specs, names, games, jobs, batched, **common), jobs, done)
             elif jobs == 1:
                 env = make_env(v, limit, **env_kwargs)
                 try:
                     for i, agent in enumerate(built):
-                        for d in games:
-                            done(i, [play_episode(env, agent, d, seed, names[i])[0]])
+                        if plays_in_batches(agent):
+                            one = functools.partial(done_one, i)
+                            play_batched(agent, v, games, limit, seed, names[i], one, env_kwargs)
+                        else:
+                            for d in games:
+                                done(i, [play_episode(env, agent, d, seed, names[i])[0]])
                 finally:
                     env.close()
             else:
-                play_in_workers(make_chunks(specs, names, games, jobs, **common), jobs, done)
+                play_in_workers(
+                    make_chunks(specs, names, games, jobs, batched, **common), jobs, done
+                )
         finally:
             bar.close()
         wall = time.perf_counter() - t0

@@ -17,12 +17,14 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
+from spider_env.apps.evaluation.batch import BATCH, play_batched, plays_in_batches
 from spider_env.apps.evaluation.episode import make_env, play_episode
 from spider_env.apps.evaluation.players import build_agent
 from spider_env.apps.evaluation.results import DealRecord
 from spider_env.core.variants import Variant
 
 MAX_CHUNK = 50  # deals per task: small enough to balance the load, large enough to be cheap
+MAX_BATCH_CHUNK = 4 * BATCH  # deals per task of an agent that plays in batches
 
 
 class WorkerError(RuntimeError):
@@ -55,14 +57,19 @@ def make_chunks(
     names: Sequence[str],
     deals: Sequence[int],
     jobs: int,
+    batched: Sequence[bool] | None = None,
     **common: Any,
 ) -> list[Chunk]:
-    """The tasks of an evaluation: about four chunks of deals per job and agent."""
-    size = max(1, min(MAX_CHUNK, len(deals) // (jobs * 4) or 1))
+    """The tasks of an evaluation: about four chunks of deals per job and agent; an agent that
+    plays in batches (``batched[i]``) gets one chunk per job, of at most ``MAX_BATCH_CHUNK``
+    deals (its games are played side by side: a chunk is a batch)."""
+    small = max(1, min(MAX_CHUNK, len(deals) // (jobs * 4) or 1))
+    large = max(1, min(MAX_BATCH_CHUNK, -(-len(deals) // jobs)))
+    sizes = [large if batched and batched[i] else small for i in range(len(specs))]
     return [
-        Chunk(i, names[i], spec, deals=list(deals[k : k + size]), **common)
+        Chunk(i, names[i], spec, deals=list(deals[k : k + sizes[i]]), **common)
         for i, spec in enumerate(specs)
-        for k in range(0, len(deals), size)
+        for k in range(0, len(deals), sizes[i])
     ]
 
 
@@ -71,7 +78,14 @@ def play_chunk(chunk: Chunk) -> tuple[int, list[DealRecord]]:
     env = make_env(chunk.variant, chunk.max_steps, **chunk.env_kwargs)
     try:
         agent = build_agent(chunk.spec, chunk.variant, chunk.deterministic, chunk.allow_other_game)
-        recs = [play_episode(env, agent, d, chunk.seed, chunk.name)[0] for d in chunk.deals]
+        if plays_in_batches(agent):
+            recs: list[DealRecord] = []
+            play_batched(
+                agent, chunk.variant, chunk.deals, chunk.max_steps, chunk.seed, chunk.name,
+                recs.append, chunk.env_kwargs,
+            )  # fmt: skip
+        else:
+            recs = [play_episode(env, agent, d, chunk.seed, chunk.name)[0] for d in chunk.deals]
     finally:
         env.close()
     return chunk.index, recs
