@@ -10,6 +10,7 @@ import io
 import json
 import pickle
 import struct
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -24,16 +25,13 @@ from spider_env.agents.model_format import ModelLoadError
 
 from spider_env.apps.cli import main
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("sb3_contrib")
-
-
 # --- planting -----------------------------------------------------------------------------------
 
 
 def torch_payload(marker: Path, around: bool = False) -> bytes:
     """A ``.pth`` (``torch.save``) whose unpickling creates ``marker`` (``around``: a dict of
     real tensors with the payload among them)."""
+    torch = pytest.importorskip("torch")
     buf = io.BytesIO()
     obj: Any = Payload(marker)
     if around:
@@ -73,6 +71,8 @@ def planted_data(zip_path: Path, marker: Path, policy_kwargs: bool = False) -> b
 @pytest.fixture(scope="module")
 def sb3_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny action-set MaskablePPO saved by training's own writer (zip + sidecar)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("sb3_contrib")
     from spider_env.agents.rl.models import action_set_model, action_set_sidecar, save_model
 
     torch.set_num_threads(1)
@@ -93,6 +93,7 @@ def one_line_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 def test_the_planted_payloads_run_when_unpickled(tmp_path: Path) -> None:
     # what the tests below plant is live: unpickling it (pickle, torch.load without
     # weights_only) creates the marker
+    torch = pytest.importorskip("torch")
     marker = tmp_path / "marker"
     pickle.loads(payload(marker))
     assert marker.exists()
@@ -169,14 +170,29 @@ def test_the_zips_other_entries_are_never_read(
     assert not marker.exists()
 
 
+@pytest.fixture
+def hostile_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
+    """An importable module whose import creates a marker file: its name, and the marker."""
+    marker = tmp_path / "imported"
+    folder = tmp_path / "path"
+    folder.mkdir()
+    (folder / "hostile_net.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).touch()\nclass Net: ...\n"
+    )
+    monkeypatch.syspath_prepend(str(folder))
+    return "hostile_net", marker
+
+
 def test_a_sidecar_naming_a_hostile_policy_class_imports_nothing(
-    sb3_zip: Path, tmp_path: Path
+    sb3_zip: Path, tmp_path: Path, hostile_module: tuple[str, Path]
 ) -> None:
+    name, marker = hostile_module
     bad = rewrite_zip(sb3_zip, tmp_path / "bad.zip", {})
     side = json.loads(bad.with_suffix(".json").read_text())
-    side["policy"] = "os.system"
+    side["policy"] = f"{name}.Net"
     bad.with_suffix(".json").write_text(json.dumps(side))
     assert load_model_agent(str(bad)).model.architecture.name == "action-set"
+    assert not marker.exists() and name not in sys.modules
 
 
 # --- the model file (.safetensors) ------------------------------------------------------------
@@ -233,6 +249,22 @@ HOSTILE_METADATA = [
     (_set("format", value="pickle"), "format 'pickle'"),
     (_set("training", value="gASVpickle"), "'training' must be a JSON object"),
 ]
+
+
+def test_a_model_file_naming_an_importable_class_imports_nothing(
+    model_file: Path, tmp_path: Path, hostile_module: tuple[str, Path]
+) -> None:
+    name, marker = hostile_module
+    for key, message in [
+        (("architecture", "name"), f"unknown architecture '{name}.Net'"),
+        (("architecture", "class"), "unknown field 'class' in its action-set architecture"),
+        (("module",), "unknown field 'module' in its metadata"),
+    ]:
+        change = _set(*key, value=f"{name}.Net")
+        bad = with_metadata(model_file, tmp_path / "bad.safetensors", change)
+        with pytest.raises(ModelLoadError, match=message):
+            SavedModel.read(bad)
+    assert not marker.exists() and name not in sys.modules
 
 
 @pytest.mark.parametrize(("change", "message"), HOSTILE_METADATA)
