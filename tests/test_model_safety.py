@@ -11,6 +11,7 @@ import json
 import pickle
 import struct
 import sys
+import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 from model_files import Payload, payload, random_model
-from spider_env.agents.model import load_model_agent
+from spider_env.agents.model import OtherGameWarning, load_model_agent
 from spider_env.agents.model_file import SavedModel
 from spider_env.agents.model_format import ModelLoadError
 
@@ -105,19 +106,25 @@ def test_the_planted_payloads_run_when_unpickled(tmp_path: Path) -> None:
 # --- Stable-Baselines3 zips ---------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("sidecar", [True, False], ids=["with its sidecar", "without"])
 def test_an_sb3_zip_with_code_in_its_serialized_entries_plays_and_never_runs_it(
-    sb3_zip: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sb3_zip: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], sidecar: bool
 ) -> None:
     marker = tmp_path / "marker"
     bad = rewrite_zip(sb3_zip, tmp_path / "bad.zip", {"data": planted_data(sb3_zip, marker)})
-    agent = load_model_agent(str(bad))
+    game = ["--suits", "1"]
+    if not sidecar:  # the game is then the one asked for, after a warning
+        bad.with_suffix(".json").unlink()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OtherGameWarning)
+        agent = load_model_agent(str(bad), "spider-1suit")
     assert agent.model.architecture.hidden == 8  # type: ignore[union-attr]
-    status = main(["evaluate", "--agent", str(bad), "--suits", "1", "--deals", "0:1"])
+    status = main(["evaluate", "--agent", str(bad), *game, "--deals", "0:1"])
     out = capsys.readouterr().out
     assert status == 0 and "bad.zip" in out
-    assert main(["model", "show", str(bad)]) == 0
+    assert main(["model", "show", str(bad), *game]) == 0
     assert "action-set" in capsys.readouterr().out
-    assert main(["model", "convert", str(bad), str(tmp_path / "m.safetensors")]) == 0
+    assert main(["model", "convert", str(bad), str(tmp_path / "m.safetensors"), *game]) == 0
     assert "nothing was unpickled" in capsys.readouterr().out
     assert not marker.exists()
 
