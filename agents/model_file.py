@@ -16,7 +16,9 @@ the header's metadata under ``"spider_env"``, one JSON object::
 Reading (:meth:`SavedModel.read`) never unpickles and never imports anything the file names:
 the architecture is one of the project's own (:data:`ARCHITECTURES`, an allow-list), every
 tensor the architecture declares must be there with its shape, as ``float32`` and finite, and
-no other; the game must be a registered variant whose observation and actions fit the network.
+no other; the header has no field but the format's (``training`` and ``card`` are free records:
+data, shown, never interpreted); the game must be a registered variant whose observation and
+actions fit the network.
 Anything else is a :class:`~spider_env.agents.model_format.ModelLoadError` of one line naming
 what is wrong. The NumPy networks that play a file are :mod:`spider_env.agents.networks`.
 """
@@ -45,6 +47,23 @@ METADATA_KEY = "spider_env"
 MAX_WIDTH = 65_536
 #: The activations of the MLP architecture.
 ACTIVATIONS = ("tanh", "relu")
+#: The fields of the header's JSON object, and of its ``"env"``: a file with another is refused
+#: (``"training"`` and ``"card"`` are free records, kept as data and never interpreted).
+FIELDS = ("format", "architecture", "env", "deterministic", "training", "card")
+ENV_FIELDS = (
+    "variant", "obs_mode", "feature_slots", "action_rows", "reward_mode", "illegal_action",
+    "max_episode_steps",
+)  # fmt: skip
+
+
+def _only(data: Mapping[str, Any], known: tuple[str, ...], what: str, where: str) -> None:
+    """:class:`ModelLoadError` naming the first fields of ``data`` not in ``known``."""
+    unknown = [k for k in data if k not in known]
+    if unknown:
+        names = ", ".join(repr(k[:40]) for k in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
+        raise ModelLoadError(
+            f"{where}: unknown field {names} in {what} (this version reads {', '.join(known)})"
+        )
 
 
 def _dim(data: Mapping[str, Any], key: str, where: str, low: int = 1) -> int:
@@ -75,6 +94,10 @@ class ActionSetArchitecture:
     n_actions: int
     value_hidden: int = 0
     name: ClassVar[str] = "action-set"
+    #: The fields of its JSON object (:meth:`to_json`); a file with another is refused.
+    json_fields: ClassVar[tuple[str, ...]] = (
+        "name", "features", "globals", "hidden", "value_hidden", "n_actions",
+    )  # fmt: skip
 
     def tensors(self) -> dict[str, tuple[int, ...]]:
         """Every tensor the network has, by name, with its shape (PyTorch's layout)."""
@@ -145,6 +168,10 @@ class MLPArchitecture:
     n_actions: int
     value_layers: tuple[int, ...] = ()
     name: ClassVar[str] = "mlp"
+    #: The fields of its JSON object (:meth:`to_json`); a file with another is refused.
+    json_fields: ClassVar[tuple[str, ...]] = (
+        "name", "inputs", "layers", "activation", "value_layers", "n_actions",
+    )  # fmt: skip
 
     def tensors(self) -> dict[str, tuple[int, ...]]:
         """Every tensor the network has, by name, with its shape (PyTorch's layout)."""
@@ -356,7 +383,9 @@ class SavedModel:
     ) -> SavedModel:
         """A model from its header's JSON object and its tensors (checked)."""
         arch = _architecture(data, where)
-        env = env_settings_from_json(_json_object(data.get("env"), "env", where), where)
+        env_data = _json_object(data.get("env"), "env", where)
+        _only(env_data, ENV_FIELDS, "its env", where)
+        env = env_settings_from_json(env_data, where)
         deterministic = data.get("deterministic")
         if not isinstance(deterministic, bool):
             raise ModelLoadError(f"{where}: 'deterministic' must be true or false")
@@ -382,6 +411,7 @@ def _header(text: str, where: str) -> dict[str, Any]:
         raise ModelLoadError(
             f"{where}: format {data.get('format')!r}; this version reads {FORMAT!r}"
         )
+    _only(data, FIELDS, "its metadata", where)
     return data
 
 
@@ -398,6 +428,7 @@ def _architecture(data: Mapping[str, Any], where: str) -> Architecture:
             f"{where}: unknown architecture {name!r} (this version plays "
             f"{', '.join(ARCHITECTURES)})"
         )
+    _only(arch, kind.json_fields, f"its {name} architecture", where)
     return kind.from_json(arch, where)
 
 
@@ -409,6 +440,8 @@ def is_model_file(path: str | os.PathLike[str]) -> bool:
 __all__ = [
     "ACTIVATIONS",
     "ARCHITECTURES",
+    "ENV_FIELDS",
+    "FIELDS",
     "FORMAT",
     "MAX_WIDTH",
     "METADATA_KEY",

@@ -1,5 +1,5 @@
-"""The one model format (the sidecar next to a model's zip), read without torch; the model
-player scores with a plain function and never imports torch or Stable-Baselines3."""
+"""The sidecar next to a Stable-Baselines3 zip (format 2, and the old format 1), read without
+torch. The model file and the model player: tests/test_model_file.py."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from spider_env.agents.model import SB3Agent, ScoringModel
 from spider_env.agents.model_format import (
     FORMAT,
     LEGACY_FORMAT,
@@ -22,14 +20,9 @@ from spider_env.agents.model_format import (
     sidecar_variant,
 )
 
-from spider_env.env import SpiderEnv
-from spider_env.observation import observation_space
-
 ROOT = Path(__file__).resolve().parents[1]
-MODELS = ROOT / "docs" / "models"
 
-# The shipped sidecars as the format-1 writers wrote them (before they were rewritten in
-# format 2); their zips are unchanged.
+# Two sidecars of the models once shipped, as the format-1 writers wrote them.
 OLD_RL_1SUIT = {
     "format": "spider-env-sb3-model 1",
     "algo": "MaskablePPO",
@@ -96,21 +89,18 @@ OLD_MASKABLE_PPO_1SUIT = {
 }
 
 
-def _without_format(side: Sidecar) -> Sidecar:
-    return side.replace(format=FORMAT)
-
-
-@pytest.mark.parametrize(
-    ("name", "old"),
-    [("rl_1suit_recipe", OLD_RL_1SUIT), ("maskable_ppo_1suit", OLD_MASKABLE_PPO_1SUIT)],
-)
-def test_old_sidecars_read_as_the_rewritten_shipped_ones(name: str, old: dict[str, Any]) -> None:
-    legacy = Sidecar.from_dict(old)
-    assert legacy.format == LEGACY_FORMAT
-    shipped = Sidecar.read(MODELS / f"{name}.zip")
-    assert shipped is not None and shipped.format == FORMAT
-    assert _without_format(legacy) == shipped
-    assert shipped.env.variant == "spider-1suit" and shipped.algo == "MaskablePPO"
+def test_old_sidecars_read_as_format_2_and_are_rewritten_in_it() -> None:
+    recipe = Sidecar.from_dict(OLD_RL_1SUIT)
+    assert recipe.format == LEGACY_FORMAT
+    assert recipe.env == EnvSettings("spider-1suit", "actions", action_rows=96, reward_mode="runs")
+    assert recipe.algo == "MaskablePPO" and recipe.deterministic is True
+    flat = Sidecar.from_dict(OLD_MASKABLE_PPO_1SUIT)
+    assert flat.env == EnvSettings("spider-1suit", "flat", feature_slots=6, reward_mode="shaped")
+    assert flat.policy == "MlpPolicy" and flat.deterministic is False
+    assert flat.training["test_result"]["deals"] == "0:1000"
+    for old in (recipe, flat):
+        rewritten = Sidecar.from_dict(json.loads(json.dumps(old.to_dict())))
+        assert rewritten.format == FORMAT and rewritten == old.replace(format=FORMAT)
 
 
 def test_the_old_action_slots_are_action_rows_and_the_moved_policy_its_new_name() -> None:
@@ -190,9 +180,7 @@ def test_no_sidecar_reads_as_none(tmp_path: Path) -> None:
 def test_a_bad_sidecar_is_refused_naming_what_is_wrong(
     tmp_path: Path, change: dict[str, Any], message: str
 ) -> None:
-    good = Sidecar.read(MODELS / "rl_1suit_recipe.zip")
-    assert good is not None
-    data = {**good.to_dict(), **change}
+    data = {**Sidecar.from_dict(OLD_RL_1SUIT).to_dict(), **change}
     (tmp_path / "m.json").write_text(json.dumps(data))
     with pytest.raises(ModelLoadError, match=message):
         Sidecar.read(tmp_path / "m.zip")
@@ -212,72 +200,17 @@ def test_a_partial_old_sidecar_leaves_unsaid_fields_open() -> None:
     assert side.env.variant == "spider-2suit undo=true" and side.env.feature_slots == 6
 
 
-def test_reading_models_and_sidecars_imports_no_torch() -> None:
+def test_reading_sidecars_and_importing_the_players_imports_no_torch(tmp_path: Path) -> None:
+    (tmp_path / "m.json").write_text(json.dumps(OLD_RL_1SUIT))
     code = (
         "import sys\n"
         "import spider_env.agents, spider_env.agents.rl, spider_env.agents.model\n"
+        "import spider_env.agents.model_file, spider_env.agents.networks\n"
         "from spider_env.agents.model_format import Sidecar\n"
         "from spider_env.agents.rl import cloning, envs, measure, plots, ppo, sb3_train, settings\n"
-        "Sidecar.read('docs/models/rl_1suit_recipe.zip')\n"
+        f"assert Sidecar.read({str(tmp_path / 'm.zip')!r}).env.variant == 'spider-1suit'\n"
         "loaded = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules]\n"
         "assert not loaded, loaded\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
-
-
-def test_the_player_plays_a_plain_scoring_function() -> None:
-    # no torch: scores from NumPy; the most likely legal action is played, sampling is seeded
-    env = SpiderEnv(suits=1)
-    obs, info = env.reset(options={"deal": 0})
-    mask = info["action_mask"]
-    n = env.variant.n_actions
-    prefs = np.random.default_rng(0).normal(size=n)
-    seen: list[Any] = []
-
-    def scores(x: Any) -> np.ndarray:
-        seen.append(x)
-        return prefs
-
-    model = ScoringModel(scores, observation_space(env.variant, "flat", 6), n)
-    likely = SB3Agent(model, env.variant, "flat", feature_slots=6, deterministic=True)
-    legal = np.flatnonzero(mask)
-    assert likely.act(obs, mask, info) == legal[np.argmax(prefs[legal])]
-    assert seen[-1].shape == model.observation_space.shape  # the flat encoding, rebuilt
-    picks = [SB3Agent(model, env.variant, "flat", seed=1).act(obs, mask, info) for _ in range(2)]
-    assert picks[0] == picks[1] and mask[picks[0]]
-    with pytest.raises(ModelLoadError, match="another variant"):
-        SB3Agent(ScoringModel(scores, model.observation_space, 7), env.variant, "flat")
-
-
-@pytest.mark.parametrize(
-    ("obs_mode", "mask_in_obs"),
-    [("dict", True), ("dict", False), ("features", True), ("features", False), ("flat", False)],
-)
-def test_the_player_rebuilds_the_envs_observation_of_its_mode(
-    obs_mode: str, mask_in_obs: bool
-) -> None:
-    # from the dict observation a player is given, over a game of random moves
-    variant = "spider-2suit"
-    plain = SpiderEnv(variant=variant)
-    theirs = SpiderEnv(variant=variant, obs_mode=obs_mode, feature_slots=4, mask_in_obs=mask_in_obs)
-    space = theirs.observation_space
-    n = theirs.variant.n_actions
-    model = ScoringModel(lambda x: np.zeros(n), space, n)
-    agent = SB3Agent(model, variant, obs_mode, feature_slots=4)
-    rng = np.random.default_rng(0)
-    obs, info = plain.reset(options={"deal": 3})
-    want, _ = theirs.reset(options={"deal": 3})
-    for _ in range(40):
-        got = agent.encode(obs, info["action_mask"])
-        if isinstance(want, dict):
-            assert set(got) == set(want)
-            for key in want:
-                np.testing.assert_array_equal(got[key], want[key], err_msg=key)
-        else:
-            np.testing.assert_array_equal(got, want)
-        a = int(rng.choice(np.flatnonzero(info["action_mask"])))
-        obs, _, term, trunc, info = plain.step(a)
-        want, *_ = theirs.step(a)
-        if term or trunc:
-            break
