@@ -57,6 +57,24 @@ def test_the_curve_has_a_row_per_evaluation_and_a_checkpoint_each(
         "model_0.zip", "model_128.zip", "model_256.zip",
     ]  # fmt: skip
     assert (out / "model.zip").is_file() and (out / "model.json").is_file()
+    assert sorted(p.name for p in (out / "checkpoints").glob("*.safetensors")) == [
+        "model_0.safetensors", "model_128.safetensors", "model_256.safetensors",
+    ]  # fmt: skip
+
+
+def test_the_summary_names_the_model_file_which_plays_as_the_saved_zip(
+    tiny_run: tuple[Path, dict],
+) -> None:
+    from model_checks import assert_plays_as_native, sb3_choice
+
+    out, summary = tiny_run
+    assert summary["model"] == str(out / "model.safetensors")
+    assert summary["checkpoint"] == str(out / "model.zip")
+    saved = assert_plays_as_native(summary["model"], sb3_choice(load_model(out / "model.zip")))
+    assert saved.training["trainer"] == "spider_env.agents.rl.ppo"
+    assert saved.training["timesteps"] == summary["chosen_at"]
+    assert saved.env.variant == "spider-1suit" and saved.env.max_episode_steps == 20
+    assert saved.training["settings"]["out"] == out.name  # no absolute path in a shared file
 
 
 def test_the_batched_evaluation_plays_as_spider_env_evaluate_plays_the_saved_model(
