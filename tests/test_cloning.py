@@ -74,7 +74,8 @@ def cloned(tmp_path_factory: Any) -> Path:
     summary = clone_teacher.main(
         [*TINY_CLONE, "--demos", str(d / "demos.npz"), "--out", str(d / "bc.zip")]
     )
-    assert summary["recorded"]["games"] == 3 and summary["model"] == str(d / "bc.zip")
+    assert summary["recorded"]["games"] == 3 and summary["checkpoint"] == str(d / "bc.zip")
+    assert summary["model"] == str(d / "bc.safetensors")
     return d
 
 
@@ -189,6 +190,20 @@ def test_cloning_writes_the_model_its_curve_and_the_teachers_games(cloned: Path)
     assert [d.deal for d in demos] == [100000, 100001, 100002] and meta["teacher"] == "lookahead"
 
 
+def test_the_cloned_model_file_reads_back_and_plays_as_the_zip(cloned: Path) -> None:
+    from model_checks import assert_plays_as_native, sb3_choice
+
+    native = sb3_choice(load_model(cloned / "bc.zip"))
+    saved = assert_plays_as_native(cloned / "bc.safetensors", native)
+    side = json.loads((cloned / "bc.json").read_text())
+    assert saved.architecture.name == "action-set" and saved.env.variant == "spider-1suit"
+    assert saved.deterministic == side["deterministic"]
+    assert (
+        saved.training["stage"] == "behaviour cloning" and saved.training["teacher"] == "lookahead"
+    )
+    assert saved.training["demonstrations"] == "demos.npz"  # no absolute path in a shared file
+
+
 def test_a_demonstrations_file_of_another_teacher_is_refused_before_any_work(
     cloned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -221,7 +236,7 @@ def test_the_batched_ppo_starts_from_the_cloned_model(cloned: Path, tmp_path: Pa
 
 
 def test_evaluate_plays_a_cloned_model_on_its_sidecars_game(cloned: Path) -> None:
-    out = _cli("evaluate", "--agent", str(cloned / "bc.zip"), "--deals", "1000:1002",
+    out = _cli("evaluate", "--agent", str(cloned / "bc.safetensors"), "--deals", "1000:1002",
                "--max-steps", "100", "--no-progress")  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("spider-1suit: 2 deals")
