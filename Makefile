@@ -146,38 +146,39 @@ ladder-expert: $(STAMP)
 
 # The RL recipe, an experiment kept in research/rl/ (its record: research/rl/README.md):
 # lookahead's games, behaviour cloning, MaskablePPO fine-tuning, curves; about 1.5 hours on 2
-# cores (docs/models/rl_1suit_recipe.zip). Then rl-table: its table on the test deals 0..999.
+# cores (docs/models/rl_1suit_recipe.safetensors). Then rl-table: its table on the test deals
+# 0..999.
 rl-recipe: $(STAMP)
 	$(PY) research/rl/recipe.py run --suits 1 --dir runs/rl_1suit
 
-# The batched masked PPO (README, "Results of the shipped models": docs/models/rl_1suit.zip,
-# rl_2suit.zip): train from scratch, then play the test deals 0..999 beside greedy and lookahead
-# (paired McNemar in the JSON).
+# The batched masked PPO (README, "Results of the shipped models":
+# docs/models/rl_1suit.safetensors, rl_2suit.safetensors): train from scratch, then play the test
+# deals 0..999 beside greedy and lookahead (paired McNemar in the JSON).
 RL_1SUIT_STEPS ?= 10000000
 rl-1suit: $(STAMP)
 	$(PY) examples/batched_ppo.py --suits 1 --timesteps $(RL_1SUIT_STEPS) --eval-every 2000000 \
 	  --hidden 128 --update-epochs 3 --out runs/ppo_1suit
-	$(VENV)/bin/spider-env evaluate --agent runs/ppo_1suit/model.zip --agent greedy \
+	$(VENV)/bin/spider-env evaluate --agent runs/ppo_1suit/model.safetensors --agent greedy \
 	  --agent lookahead --suits 1 --deals 0:1000 --jobs 2 --json runs/ppo_1suit/test.json
 
 RL_2SUIT_STEPS ?= 8000000
 rl-2suit: $(STAMP)
 	$(PY) examples/batched_ppo.py --suits 2 --timesteps $(RL_2SUIT_STEPS) --eval-every 2000000 \
 	  --out runs/ppo_2suit
-	$(VENV)/bin/spider-env evaluate --agent runs/ppo_2suit/model.zip --agent greedy --suits 2 \
+	$(VENV)/bin/spider-env evaluate --agent runs/ppo_2suit/model.safetensors --agent greedy --suits 2 \
 	  --deals 0:1000 --jobs 2 --json runs/ppo_2suit/test.json
 
 RL_4SUIT_STEPS ?= 8000000
 rl-4suit: $(STAMP)
 	$(PY) examples/batched_ppo.py --suits 4 --reward-mode shaped --timesteps $(RL_4SUIT_STEPS) \
 	  --eval-every 2000000 --out runs/ppo_4suit
-	$(VENV)/bin/spider-env evaluate --agent runs/ppo_4suit/model.zip --agent greedy --suits 4 \
+	$(VENV)/bin/spider-env evaluate --agent runs/ppo_4suit/model.safetensors --agent greedy --suits 4 \
 	  --deals 0:1000 --jobs 2 --json runs/ppo_4suit/test.json
 
 rl-table: $(STAMP)
 	$(VENV)/bin/spider-env evaluate --agent random --agent greedy --agent lookahead \
-	  --agent runs/rl_1suit/bc.zip --agent docs/models/rl_1suit_recipe.zip --suits 1 --deals 0:1000 \
-	  --jobs 2 --json runs/rl_1suit/test.json
+	  --agent runs/rl_1suit/bc.safetensors --agent docs/models/rl_1suit_recipe.safetensors --suits 1 \
+	  --deals 0:1000 --jobs 2 --json runs/rl_1suit/test.json
 
 # The solver alone (its default: the beam; depth-first search on Scorpion) on deals 0..999 of
 # every variant, every card known (docs/solver/V-0_1000.csv), then the table of the README's

@@ -4,7 +4,7 @@ batched-PPO path.
     python examples/clone_teacher.py                               # lookahead, 1 suit, 3,000 deals
     python examples/clone_teacher.py --teacher planner --deals 100000:100500 --out runs/bc/bc.zip
     python examples/batched_ppo.py --bc runs/bc/bc.zip             # PPO from the cloned model
-    spider-env evaluate --agent runs/bc/bc.zip --agent greedy --deals 0:1000 --jobs 2
+    spider-env evaluate --agent runs/bc/bc.safetensors --agent greedy --deals 0:1000 --jobs 2
 
 The teacher (``--teacher``, any player of ``spider-env evaluate``) plays training deals
 (``--deals``, default 100000..102999; the test deals 0..999 are never used) into ``--demos``
@@ -14,9 +14,9 @@ the teacher's choices in the won games and every decision's discounted return (s
 starts with a critic); a tenth of the games (by deal) is held out to measure how often it
 agrees with the teacher. Every ``--eval-every`` epochs and after the last one the policy plays
 the validation deals 1000.. (``--eval-deals``), most likely action and sampled
-(``bc_curve.csv``). The model is a MaskablePPO ``.zip`` with its sidecar, played by
-``spider-env evaluate`` (the way of choosing that won more) and trained further by
-``batched_ppo.py --bc``. The stage: ``spider_env.agents.rl.cloning``.
+(``bc_curve.csv``). The model is a model file (``bc.safetensors``), played by ``spider-env
+evaluate`` (the way of choosing that won more), and a MaskablePPO ``.zip`` with its sidecar,
+trained further by ``batched_ppo.py --bc``. The stage: ``spider_env.agents.rl.cloning``.
 """
 
 from __future__ import annotations

@@ -4,18 +4,18 @@
     python examples/rllib_ppo.py --num-env-runners 2 --num-envs-per-env-runner 128
     python examples/rllib_ppo.py --ray HEAD_HOST:6379 --num-env-runners 32 --num-learners 2 \\
         --suits 2 --timesteps 50000000 --out runs/rllib_2suit
-    spider-env evaluate --agent runs/rllib/model.zip --agent greedy --deals 0:1000 --jobs 2
+    spider-env evaluate --agent runs/rllib/model.safetensors --agent greedy --suits 1 --deals 0:1000
 
 Every env runner steps ``--num-envs-per-env-runner`` games in one ``SpiderVectorEnv`` (built
 by RLlib through the env's vector entry point); the policy is the RL recipe's action-set
 network (``--obs-mode actions``) or two MLPs over the flat observation (``--obs-mode flat``),
 its logits masked with the legal actions the observation carries. The env raises on an
 illegal action, so a finished run took none. At the end: RLlib's checkpoint
-(``OUT/checkpoint``), the policy exported as a model ``spider-env evaluate`` plays
-(``OUT/model.zip`` + ``model.json``), ``progress.csv``, and the validation deals 1000.. played
-by that model (``--eval-deals``). Needs the ``rllib`` extra: ``pip install 'spider-env[rllib]'``
-(the cluster's nodes need spider-env installed too). Training deals are >= 10000; deals
-0..999 are the test set.
+(``OUT/checkpoint``), the policy exported as a model file ``spider-env evaluate`` plays
+(``OUT/model.safetensors``; ``OUT/model.zip`` + ``model.json`` beside it), ``progress.csv``,
+and the validation deals 1000.. played by that model (``--eval-deals``). Needs the ``rllib``
+extra: ``pip install 'spider-env[rllib]'`` (the cluster's nodes need spider-env installed too).
+Training deals are >= 10000; deals 0..999 are the test set.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
     python examples/train_maskable_ppo.py                      # 1 suit, 1M steps, 8 envs
     python examples/train_maskable_ppo.py --suits 2 --timesteps 3000000 --out runs/ppo2
     python examples/train_maskable_ppo.py --no-masks --out runs/ppo_no_masks   # plain PPO
-    spider-env evaluate --agent runs/maskable_ppo/model.zip --suits 1 --deals 0:1000
+    spider-env evaluate --agent runs/maskable_ppo/model.safetensors --suits 1 --deals 0:1000
 
 What it does:
 
@@ -20,8 +20,9 @@ What it does:
   tends to shuttle cards back and forth until the step limit); the best model by mean reward
   goes to ``best_model/``;
 * TensorBoard (``tensorboard --logdir OUT``) and CSV logs (``progress.csv``), checkpoints
-  (``checkpoints/``), the final ``model.zip`` with ``model.json`` (what a loader needs to
-  rebuild the env: the game, obs_mode, feature_slots...), ``learning_curve.png`` with random and
+  (``checkpoints/``), the final model as ``model.safetensors`` (the model file ``spider-env
+  evaluate`` plays and you share: weights and the game, obs_mode, feature_slots... as data) and
+  as ``model.zip`` with ``model.json`` (to train on from), ``learning_curve.png`` with random and
   greedy on the same deals as horizontal lines, and ``summary.json``.
 
 ``--no-masks`` trains Stable-Baselines3's plain PPO on the same envs, encoding, reward, deals,

@@ -57,6 +57,24 @@ def test_the_curve_has_a_row_per_evaluation_and_a_checkpoint_each(
         "model_0.zip", "model_128.zip", "model_256.zip",
     ]  # fmt: skip
     assert (out / "model.zip").is_file() and (out / "model.json").is_file()
+    assert sorted(p.name for p in (out / "checkpoints").glob("*.safetensors")) == [
+        "model_0.safetensors", "model_128.safetensors", "model_256.safetensors",
+    ]  # fmt: skip
+
+
+def test_the_summary_names_the_model_file_which_plays_as_the_saved_zip(
+    tiny_run: tuple[Path, dict],
+) -> None:
+    from model_checks import assert_plays_as_native, sb3_choice
+
+    out, summary = tiny_run
+    assert summary["model"] == str(out / "model.safetensors")
+    assert summary["checkpoint"] == str(out / "model.zip")
+    saved = assert_plays_as_native(summary["model"], sb3_choice(load_model(out / "model.zip")))
+    assert saved.training["trainer"] == "spider_env.agents.rl.ppo"
+    assert saved.training["timesteps"] == summary["chosen_at"]
+    assert saved.env.variant == "spider-1suit" and saved.env.max_episode_steps == 20
+    assert saved.training["settings"]["out"] == out.name  # no absolute path in a shared file
 
 
 def test_the_batched_evaluation_plays_as_spider_env_evaluate_plays_the_saved_model(
@@ -157,20 +175,23 @@ def test_the_packed_network_gives_the_padded_networks_scores_and_values() -> Non
     torch.testing.assert_close(packed[2], padded[2])
 
 
-def test_the_shipped_1suit_model_is_the_batched_trainers_and_plays_through_evaluate() -> None:
-    from spider_env.agents.model_format import Sidecar
+SHIPPED = Path(__file__).resolve().parents[1] / "docs" / "models"
 
-    shipped = Path(__file__).resolve().parents[1] / "docs" / "models" / "rl_1suit.zip"
-    side = Sidecar.read(shipped)
-    assert side is not None and side.training["trainer"] == "spider_env.agents.rl.ppo"
-    assert side.env.obs_mode == "actions" and side.deterministic
+
+def test_the_shipped_1suit_model_is_the_batched_trainers_and_plays_through_evaluate() -> None:
+    from spider_env.agents.model_file import SavedModel
+
+    shipped = SHIPPED / "rl_1suit.safetensors"
+    saved = SavedModel.read(shipped)
+    assert saved.training["trainer"] == "spider_env.agents.rl.ppo"
+    assert saved.env.obs_mode == "actions" and saved.deterministic
     res = evaluate(str(shipped), range(0, 3), suits=1)
     assert [r.won for r in res.records] == [True, True, True]  # as docs/rl/test_fast_1suit.json
 
 
 def test_the_shipped_2suit_model_names_its_game_and_trainer() -> None:
-    from spider_env.agents.model_format import Sidecar
+    from spider_env.agents.model_file import SavedModel
 
-    side = Sidecar.read(Path(__file__).resolve().parents[1] / "docs" / "models" / "rl_2suit.zip")
-    assert side is not None and side.training["trainer"] == "spider_env.agents.rl.ppo"
-    assert side.env.variant == "spider-2suit" and side.env.obs_mode == "actions"
+    saved = SavedModel.read(SHIPPED / "rl_2suit.safetensors")
+    assert saved.training["trainer"] == "spider_env.agents.rl.ppo"
+    assert saved.env.variant == "spider-2suit" and saved.env.obs_mode == "actions"

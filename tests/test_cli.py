@@ -363,7 +363,7 @@ def test_evaluate_passes_the_model_mode_to_evaluate(
     assert "deterministic" in seen and seen["deterministic"] is expected
 
 
-MODEL = "docs/models/maskable_ppo_1suit.zip"
+MODEL = "docs/models/maskable_ppo_1suit.safetensors"
 
 
 @pytest.mark.parametrize(
@@ -372,7 +372,6 @@ MODEL = "docs/models/maskable_ppo_1suit.zip"
 def test_show_plays_a_model_in_the_chosen_mode(
     capsys: Any, tmp_path: Any, flag: str, label: str
 ) -> None:
-    pytest.importorskip("sb3_contrib")
     import os
 
     from spider_env.apps.episodes import Episode
@@ -384,7 +383,7 @@ def test_show_plays_a_model_in_the_chosen_mode(
         "--save", path, flag,
     )  # fmt: skip
     assert code == 0, err
-    assert f"maskable_ppo_1suit.zip ({label}) on spider-1suit deal 0" in out
+    assert f"maskable_ppo_1suit.safetensors ({label}) on spider-1suit deal 0" in out
     assert Episode.load(path).agent.endswith(f"({label})")
 
 

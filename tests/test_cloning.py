@@ -37,7 +37,7 @@ from spider_env.observation.actions import ActionFeatureEncoder
 torch.set_num_threads(1)  # small networks on a shared CPU: one thread is the faster
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-SHIPPED = ROOT / "docs" / "models" / "rl_1suit_recipe.zip"
+SHIPPED = ROOT / "docs" / "models" / "rl_1suit_recipe.safetensors"
 sys.path.insert(0, str(EXAMPLES))
 
 
@@ -74,7 +74,8 @@ def cloned(tmp_path_factory: Any) -> Path:
     summary = clone_teacher.main(
         [*TINY_CLONE, "--demos", str(d / "demos.npz"), "--out", str(d / "bc.zip")]
     )
-    assert summary["recorded"]["games"] == 3 and summary["model"] == str(d / "bc.zip")
+    assert summary["recorded"]["games"] == 3 and summary["checkpoint"] == str(d / "bc.zip")
+    assert summary["model"] == str(d / "bc.safetensors")
     return d
 
 
@@ -189,6 +190,20 @@ def test_cloning_writes_the_model_its_curve_and_the_teachers_games(cloned: Path)
     assert [d.deal for d in demos] == [100000, 100001, 100002] and meta["teacher"] == "lookahead"
 
 
+def test_the_cloned_model_file_reads_back_and_plays_as_the_zip(cloned: Path) -> None:
+    from model_checks import assert_plays_as_native, sb3_choice
+
+    native = sb3_choice(load_model(cloned / "bc.zip"))
+    saved = assert_plays_as_native(cloned / "bc.safetensors", native)
+    side = json.loads((cloned / "bc.json").read_text())
+    assert saved.architecture.name == "action-set" and saved.env.variant == "spider-1suit"
+    assert saved.deterministic == side["deterministic"]
+    assert (
+        saved.training["stage"] == "behaviour cloning" and saved.training["teacher"] == "lookahead"
+    )
+    assert saved.training["demonstrations"] == "demos.npz"  # no absolute path in a shared file
+
+
 def test_a_demonstrations_file_of_another_teacher_is_refused_before_any_work(
     cloned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -221,7 +236,7 @@ def test_the_batched_ppo_starts_from_the_cloned_model(cloned: Path, tmp_path: Pa
 
 
 def test_evaluate_plays_a_cloned_model_on_its_sidecars_game(cloned: Path) -> None:
-    out = _cli("evaluate", "--agent", str(cloned / "bc.zip"), "--deals", "1000:1002",
+    out = _cli("evaluate", "--agent", str(cloned / "bc.safetensors"), "--deals", "1000:1002",
                "--max-steps", "100", "--no-progress")  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("spider-1suit: 2 deals")
@@ -291,13 +306,15 @@ def test_example_errors_are_one_line_with_status_2(
 
 # --- the shipped recipe model (in git: a missing file fails these tests) -------------------------
 def test_shipped_model_plays_1suit_as_measured() -> None:
-    assert SHIPPED.is_file() and SHIPPED.with_suffix(".json").is_file(), "the shipped model"
-    side = json.loads(SHIPPED.with_suffix(".json").read_text())
-    assert side["env_kwargs"]["variant"] == "spider-1suit"
-    assert side["env_kwargs"]["obs_mode"] == "actions"
+    from spider_env.agents.model_file import SavedModel
+
+    assert SHIPPED.is_file(), "the shipped model"
+    saved = SavedModel.read(SHIPPED)
+    assert saved.env.variant == "spider-1suit" and saved.env.obs_mode == "actions"
+    assert saved.training["stage"] == "MaskablePPO fine-tuning"
     agent = make_agent(str(SHIPPED), seed=0)
     assert agent.variant is not None and agent.variant.name == "spider-1suit"
-    assert agent.deterministic == side["deterministic"]  # type: ignore[attr-defined]
+    assert agent.deterministic == saved.deterministic  # type: ignore[attr-defined]
     env = SpiderEnv(suits=1)
     obs, info = env.reset(options={"deal": 1000})
     agent.reset(seed=0)
@@ -309,17 +326,45 @@ def test_shipped_model_plays_1suit_as_measured() -> None:
             break
 
 
+#: Two legal actions scored closer than this: float32 arithmetic in NumPy and in torch may choose
+#: either.
+NEAR_TIE = 1e-5
+
+
+def closest_call(deal: int, max_steps: int = 1000) -> float:
+    """The smallest gap between the best legal score and the next lower one of the shipped model
+    along its game of ``deal`` (its most likely action played, as ``evaluate`` plays it)."""
+    agent = make_agent(str(SHIPPED), seed=0)
+    env = SpiderEnv(suits=1)
+    obs, info = env.reset(options={"deal": deal})
+    agent.reset(seed=0)
+    gap = np.inf
+    for _ in range(max_steps):
+        legal = np.flatnonzero(info["action_mask"])
+        scores = agent.scores(agent.encode(obs, info["action_mask"]))[legal]  # type: ignore[attr-defined]
+        top = np.unique(scores)[-2:]  # equal scores (equal rows) are equal in both: not a call
+        gap = min(gap, float(top[-1] - top[0])) if len(top) == 2 else gap
+        obs, _, term, _, info = env.step(int(legal[np.argmax(scores)]))
+        if term:
+            break
+    return gap
+
+
 def test_shipped_model_replays_its_measured_games() -> None:
     """The shipped model, through the same evaluation, plays the first test deals exactly as
-    recorded in docs/rl/test_ppo_1suit.json (the README's measurement): a change of the
-    features or of the agent that would alter the model's play fails here."""
+    recorded in docs/rl/test_ppo_1suit.json (the README's measurement, made with the torch
+    player): a change of the features or of the agent that would alter the model's play fails
+    here. A game in which two legal actions score within :data:`NEAR_TIE` is not compared:
+    float32 in NumPy and in torch may break that tie either way."""
     from spider_env.apps.evaluation import evaluate
 
     recorded = json.loads((ROOT / "docs" / "rl" / "test_ppo_1suit.json").read_text())
     name = recorded["agents"][0]
-    want = {r["deal"]: r for r in recorded["records"] if r["agent"] == name and r["deal"] < 6}
-    res = evaluate(str(SHIPPED), range(6), variant="spider-1suit")
-    for rec in res.records:
+    want = {r["deal"]: r for r in recorded["records"] if r["agent"] == name and r["deal"] < 12}
+    res = evaluate(str(SHIPPED), range(12), variant="spider-1suit")
+    compared = [r for r in res.records if closest_call(r.deal) > NEAR_TIE]
+    assert len(compared) >= len(res.records) // 2, "near-ties in most games: compare other deals"
+    for rec in compared:
         w = want[rec.deal]
         assert (rec.won, rec.completed_runs, rec.moves, rec.steps) == (
             w["won"],

@@ -164,11 +164,10 @@ def test_record_episode_refuses_what_is_not_an_agent() -> None:
 def test_record_episode_plays_a_model_path_in_the_chosen_mode(
     deterministic: bool, label: str
 ) -> None:
-    pytest.importorskip("sb3_contrib")
     import os
 
     model = os.path.join(
-        os.path.dirname(__file__), "..", "docs", "models", "maskable_ppo_1suit.zip"
+        os.path.dirname(__file__), "..", "docs", "models", "maskable_ppo_1suit.safetensors"
     )
     ep = record_episode(model, "spider-1suit", 0, max_steps=10, deterministic=deterministic)
     assert ep.agent == f"{model} ({label})"

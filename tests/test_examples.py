@@ -119,13 +119,26 @@ def test_maskable_ppo_smoke_writes_everything(maskable_run: Path) -> None:
     assert float(last["illegal_action_rate"]) == 0.0  # masks at evaluation
 
 
+def test_the_model_file_reads_back_and_plays_as_the_saved_zip(maskable_run: Path) -> None:
+    from model_checks import assert_plays_as_native, sb3_choice
+    from spider_env.agents.rl.models import load_model
+
+    summary = json.loads((maskable_run / "summary.json").read_text())
+    assert summary["model"] == str(maskable_run / "model.safetensors")
+    native = sb3_choice(load_model(maskable_run / "model.zip"))
+    saved = assert_plays_as_native(summary["model"], native)
+    assert saved.architecture.name == "mlp" and saved.env.feature_slots == 6
+    assert saved.deterministic is False  # as the sidecar: the run sampled
+    assert saved.training["seed"] == 0 and "hyperparameters" in saved.training
+
+
 def test_saved_model_evaluates_through_the_cli(maskable_run: Path, tmp_path: Path) -> None:
     report = tmp_path / "eval.json"
     cmd = [
         *_spider_env_cli(),
         "evaluate",
         "--agent",
-        str(maskable_run / "model.zip"),
+        str(maskable_run / "model.safetensors"),
         "--suits",
         "1",
         "--deals",
@@ -138,9 +151,9 @@ def test_saved_model_evaluates_through_the_cli(maskable_run: Path, tmp_path: Pat
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
-    assert "model.zip" in proc.stdout
+    assert "model.safetensors" in proc.stdout
     assert report.is_file()
-    assert "model.zip" in report.read_text()
+    assert "model.safetensors" in report.read_text()
 
 
 def test_maskable_ppo_trains_on_the_compiled_vector_env(tmp_path: Path) -> None:
@@ -316,13 +329,16 @@ def test_batched_evaluation_knows_the_deal_without_info_naming_it(
     assert {r["deal"]: r["reward"] for r in res.records} == pytest.approx(log)
 
 
-def test_evaluate_trained_model_plays_the_shipped_recipe_model(tmp_path: Path) -> None:
-    # an "actions" model of the old sidecar format's days: per-action features, its policy class
+def test_evaluate_trained_model_plays_an_action_set_model(tmp_path: Path) -> None:
+    # an "actions" model: per-action features, the action-set policy class
     import evaluate_trained_model
+    from spider_env.agents.rl.models import action_set_model, action_set_sidecar, save_model
 
+    path = tmp_path / "actions.zip"
+    save_model(action_set_model("spider-1suit", hidden=8), path,
+               action_set_sidecar("spider-1suit", True))  # fmt: skip
     res = evaluate_trained_model.main(
-        ["--model", str(ROOT / "docs" / "models" / "rl_1suit_recipe.zip"), "--deals", "0:2"]
-        + ["--n-envs", "2", "--max-episode-steps", "30"]
+        ["--model", str(path), "--deals", "0:2", "--n-envs", "2", "--max-episode-steps", "30"]
     )
     assert res["variant"] == "spider-1suit" and res["suits"] == 1
     assert [r["deal"] for r in res["records"]] == [0, 1] and res["masked"] is True

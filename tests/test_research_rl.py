@@ -70,13 +70,15 @@ def recipe_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A whole recipe with tiny budgets, in this process."""
     d = tmp_path_factory.mktemp("recipe")
     summary = load("recipe").main(["run", "--tiny", "--dir", str(d), "--jobs", "1"])
-    assert summary["model"] == str(d / "model.zip")
+    assert summary["model"] == str(d / "model.safetensors")
+    assert summary["checkpoint"] == str(d / "model.zip")
     return d
 
 
 def test_the_recipe_writes_its_models_curves_baselines_and_wall_times(recipe_run: Path) -> None:
-    for name in ("demos.npz", "bc.zip", "bc_curve.csv", "ppo.zip", "ppo_curve.csv",
-                 "model.zip", "model.json", "baselines.json", "learning_curves.png"):  # fmt: skip
+    for name in ("demos.npz", "bc.zip", "bc.safetensors", "bc_curve.csv", "ppo.zip",
+                 "ppo.safetensors", "ppo_curve.csv", "model.zip", "model.json",
+                 "model.safetensors", "baselines.json", "learning_curves.png"):  # fmt: skip
         assert (recipe_run / name).exists(), name
     summary = json.loads((recipe_run / "recipe.json").read_text())
     assert set(summary["wall_time_s"]) == {"demonstrations", "behaviour cloning", "fine-tuning",
@@ -99,8 +101,23 @@ def test_the_plot_redraws_a_run_and_the_model_plays_through_evaluate(
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     from spider_env.apps.evaluation import evaluate
 
-    res = evaluate(str(recipe_run / "model.zip"), range(1000, 1002), max_steps=50)
+    res = evaluate(str(recipe_run / "model.safetensors"), range(1000, 1002), max_steps=50,
+                   variant="spider-1suit")  # fmt: skip
     assert [r.deal for r in res.records] == [1000, 1001]
+
+
+def test_the_recipes_model_file_reads_back_and_plays_as_its_zip(recipe_run: Path) -> None:
+    from model_checks import assert_plays_as_native, sb3_choice
+    from spider_env.agents.rl.models import load_model
+
+    assert (recipe_run / "model.safetensors").read_bytes() == (
+        recipe_run / "ppo.safetensors"
+    ).read_bytes()
+    native = sb3_choice(load_model(recipe_run / "ppo.zip"))
+    saved = assert_plays_as_native(recipe_run / "ppo.safetensors", native)
+    assert saved.training["stage"] == "MaskablePPO fine-tuning"
+    assert saved.training["from"] == "bc.zip"  # no absolute path in a shared file
+    assert sorted(p.name for p in (recipe_run / "ppo_checkpoints").glob("*.safetensors"))
 
 
 def test_the_plot_without_baselines_says_how_to_play_them(tmp_path: Path) -> None:

@@ -153,6 +153,8 @@ def test_a_module_refuses_an_observation_without_the_mask() -> None:
 def test_the_exported_model_chooses_the_module_s_most_likely_action(
     obs_mode: str, tmp_path: Path
 ) -> None:
+    from spider_env.agents.model import ModelAgent
+    from spider_env.agents.model_file import SavedModel
     from spider_env.agents.rl.models import load_model
 
     torch.manual_seed(1)
@@ -161,6 +163,10 @@ def test_the_exported_model_chooses_the_module_s_most_likely_action(
     module = module_of(env, obs_mode)
     path = export_model(module, s, tmp_path / "model.zip", training={"test": True})
     model = load_model(path)
+    saved = SavedModel.read(tmp_path / "model.safetensors")  # the model file beside the zip
+    assert saved.env.variant == "spider-2suit" and saved.env.obs_mode == obs_mode
+    assert saved.training == {"test": True}
+    agent = ModelAgent(saved, deterministic=True)
     obs, _ = env.reset(seed=5)
     for _ in range(20):
         with torch.no_grad():
@@ -171,6 +177,8 @@ def test_the_exported_model_chooses_the_module_s_most_likely_action(
         theirs, _ = model.predict(plain, action_masks=obs["action_mask"].astype(bool),
                                   deterministic=True)  # fmt: skip
         np.testing.assert_array_equal(ours, theirs)
+        mine = agent.choose_batch(plain, obs["action_mask"].astype(bool), None)
+        np.testing.assert_array_equal(ours, mine)  # the model file plays in NumPy as the module
         obs, *_ = env.step(ours)
 
 
@@ -321,6 +329,9 @@ def test_training_on_a_cluster_takes_no_illegal_action_and_saves_everything(
     assert summary["backend"] == f"ray {cluster}"
     assert summary["timesteps"] >= 400 and summary["iterations"] >= 2
     assert (out / "model.zip").is_file() and (out / "model.json").is_file()
+    assert (
+        summary["model"] == str(out / "model.safetensors") and (out / "model.safetensors").is_file()
+    )
     assert (out / "checkpoint").is_dir()
     assert summary["validation"]["deals"] == "1000:1003"
     lines = (out / "progress.csv").read_text().splitlines()
@@ -352,12 +363,12 @@ def test_spider_env_evaluate_plays_the_exported_model(trained: tuple[dict[str, A
     _, out = trained
     cli = Path(sys.executable).with_name("spider-env")
     proc = subprocess.run(
-        [str(cli), "evaluate", "--agent", str(out / "model.zip"), "--agent", "random",
+        [str(cli), "evaluate", "--agent", str(out / "model.safetensors"), "--agent", "random",
          "--suits", "1", "--deals", "1000:1003", "--no-progress"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "model.zip" in proc.stdout and "random" in proc.stdout
+    assert "model.safetensors" in proc.stdout and "random" in proc.stdout
 
 
 def test_a_missing_checkpoint_is_refused(tmp_path: Path) -> None:
@@ -375,7 +386,7 @@ def test_the_example_trains_on_a_local_ray_and_prints_the_summary(tmp_path: Path
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert '"backend": "ray local"' in proc.stdout
-    assert (tmp_path / "model.zip").is_file()
+    assert (tmp_path / "model.zip").is_file() and (tmp_path / "model.safetensors").is_file()
 
 
 # --- the README's RLlib snippets ----------------------------------------------------------------

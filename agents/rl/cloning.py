@@ -13,8 +13,9 @@
    (:func:`~.policy.behaviour_clone`); a tenth of the games (by deal) is held out to measure
    agreement with the teacher. Every ``eval_every`` epochs and after the last one the policy
    plays the validation deals, most likely action and sampled (``<stem>_curve.csv``); the model
-   (a MaskablePPO ``.zip`` with its sidecar, which ``spider-env evaluate`` plays) plays the
-   choice that won more after the last epoch.
+   (a MaskablePPO ``.zip`` with its sidecar, to train on from, and beside it the model file
+   ``<stem>.safetensors``, which ``spider-env evaluate`` plays and is shared) plays the choice
+   that won more after the last epoch.
 
 Deals: :mod:`.envs` (demonstrations on training deals, never the test deals 0..999).
 """
@@ -70,7 +71,7 @@ class CloneSettings:
     demos: Annotated[str, CacheFile] = "runs/bc/demos.npz"
     """the teacher's games: read if the file exists, else recorded into it"""
     out: Annotated[str, OutputFile] = "runs/bc/bc.zip"
-    """the cloned model (its curve goes beside it: <stem>_curve.csv)"""
+    """the cloned model (beside it: <stem>.safetensors to play and share, <stem>_curve.csv)"""
     epochs: int = 6
     """passes over the decisions"""
     batch_size: int = 512
@@ -202,7 +203,7 @@ def clone(s: CloneSettings) -> dict[str, Any]:
     import torch  # (once the inputs are good)
 
     from .measure import win_rate
-    from .models import action_set_model, action_set_sidecar, save_model
+    from .models import action_set_model, action_set_sidecar, model_file_path, save_model
     from .policy import behaviour_clone
 
     torch.set_num_threads(1)
@@ -256,8 +257,9 @@ def clone(s: CloneSettings) -> dict[str, Any]:
         "validation_deals": f"{eval_deals.start}:{eval_deals.stop}",
     }
     save_model(model, out, action_set_sidecar(variant, deterministic, training=training))
-    return {"recorded": recorded, "model": str(out), "deterministic": deterministic,
-            "curve": str(curve_path), "seconds": round(wall, 1)}  # fmt: skip
+    return {"recorded": recorded, "model": str(model_file_path(out)), "checkpoint": str(out),
+            "deterministic": deterministic, "curve": str(curve_path),
+            "seconds": round(wall, 1)}  # fmt: skip
 
 
 __all__ = ["CloneSettings", "check_teacher", "clone", "record"]

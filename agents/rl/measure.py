@@ -37,7 +37,7 @@ def win_rate(
     completed runs, seconds."""
     from spider_env.apps.evaluation import evaluate
 
-    from .models import model_agent, save_model
+    from .models import model_agent, model_file_path, save_model
 
     t0 = time.perf_counter()
     variant = side.env.game()
@@ -46,7 +46,7 @@ def win_rate(
     else:
         with tempfile.TemporaryDirectory() as tmp:
             path = save_model(model, Path(tmp) / "model.zip", side)
-            res = evaluate(str(path), deals, variant=variant, jobs=jobs)
+            res = evaluate(str(model_file_path(path)), deals, variant=variant, jobs=jobs)
     s = res.summaries[0]
     return {
         "win_rate": s.win_rate,

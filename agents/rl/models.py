@@ -1,5 +1,6 @@
 """Trained models on the training side: load a ``.zip`` with the right class, play one in memory
-as the model player does (:func:`model_agent`), save it (compactly) with its sidecar; make
+as the model player does (:func:`model_agent`), save it (compactly) with its sidecar and, beside
+it, as the model file that is shared and played (``.safetensors``: :func:`save_model`); make
 and load models of the action-set policy (the network every trainer of ``obs_mode="actions"``
 trains: the batched PPO, behaviour cloning, RLlib's export).
 
@@ -18,6 +19,7 @@ from typing import Any
 
 import torch
 from spider_env.agents.model import ModelAgent
+from spider_env.agents.model_file import SUFFIX
 from spider_env.agents.model_format import ACTIONS_MODE, ALGOS, EnvSettings, ModelLoadError, Sidecar
 
 from spider_env.core.variants import Variant, get_variant
@@ -119,12 +121,25 @@ def save_compact(model: Any, path: str | Path) -> None:
         model.policy.optimizer = opt
 
 
-def save_model(model: Any, path: str | Path, side: Sidecar) -> Path:
-    """Save ``model`` compactly (:func:`save_compact`) and its sidecar ``side`` next to it."""
+def model_file_path(path: str | Path) -> Path:
+    """The model file saved beside the checkpoint ``path`` (``model.zip`` ->
+    ``model.safetensors``)."""
+    return Path(path).with_suffix(SUFFIX)
+
+
+def save_model(
+    model: Any, path: str | Path, side: Sidecar, card: dict[str, Any] | None = None
+) -> Path:
+    """Save ``model`` compactly (:func:`save_compact`) as ``path`` (``.zip``, to train on from),
+    its sidecar ``side`` next to it, and the model file to share and play,
+    :func:`model_file_path` (``.safetensors``: the policy's weights, ``side``'s game and
+    training record without absolute paths, the model ``card``). Returns ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    side.write(path)  # first: a sidecar that would not read back is refused before saving
+    saved = from_sb3_model(model, side, card)  # first: what would not save is refused here
+    side.write(path)
     save_compact(model, path)
+    saved.write(model_file_path(path))
     return path
 
 
@@ -212,6 +227,7 @@ __all__ = [
     "load_action_set_model",
     "load_model",
     "model_agent",
+    "model_file_path",
     "save_compact",
     "save_model",
     "single_thread",

@@ -21,11 +21,12 @@ normalisation, a linearly annealed learning rate) written for Spider's action se
 
 Every ``eval_every`` steps the policy (most likely action) plays the validation deals, all at
 once in a second vector env (:func:`play_deals`), which is a row of ``eval.csv`` and a
-checkpoint in the model format ``spider-env evaluate --agent MODEL`` plays (a MaskablePPO zip
-with its sidecar): the checkpoint that won the most validation deals (ties: the later) is
-saved as ``model.zip``. ``bc`` starts from a cloned model (:mod:`.cloning`,
-``examples/clone_teacher.py``) instead of a fresh network. :class:`BatchedPPOSettings` is every
-setting, one line of documentation each.
+checkpoint: a MaskablePPO zip with its sidecar (to train on from) and, beside it, the model file
+``spider-env evaluate --agent MODEL`` plays (``.safetensors``,
+:func:`~.models.save_model`): the checkpoint that won the most validation deals (ties: the
+later) is saved as ``model.safetensors`` (and ``model.zip``). ``bc`` starts from a cloned model
+(:mod:`.cloning`, ``examples/clone_teacher.py``) instead of a fresh network.
+:class:`BatchedPPOSettings` is every setting, one line of documentation each.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ class BatchedPPOSettings:
     torch_threads: int = 2
     """torch's CPU threads"""
     out: Annotated[str, OutputDir] = "runs/ppo"
-    """output folder: eval.csv, checkpoints/, model.zip + model.json, summary.json"""
+    """output folder: eval.csv, checkpoints/, model.safetensors + model.zip, summary.json"""
     no_progress: bool = False
     """print nothing while training"""
 
@@ -315,7 +316,7 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
     torch = _torch()
     from gymnasium.vector import AutoresetMode
 
-    from .models import save_model
+    from .models import model_file_path, save_model
 
     if s.device == "cuda" and not torch.cuda.is_available():
         raise SettingsError("device", "cuda is not available here (torch.cuda.is_available())")
@@ -519,7 +520,8 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
     summary = {
         "variant": variant.name,
         "timesteps": global_step,
-        "model": str(out / "model.zip"),
+        "model": str(model_file_path(out / "model.zip")),
+        "checkpoint": str(out / "model.zip"),
         "chosen_at": best[1],
         "validation_win_rate": best[0] / len(deals),
         "illegal_actions": illegal,

@@ -21,8 +21,8 @@ Three pieces, and :func:`train` that puts them together:
 
 :func:`train` connects to Ray (``ray="local"`` starts a private instance, an address joins a
 cluster), trains, saves RLlib's checkpoint (``checkpoint/``) and exports the policy as a model
-in the project's format (``model.zip`` + ``model.json``: :func:`export_model`), which
-``spider-env evaluate --agent runs/rllib/model.zip`` plays; with ``eval_deals`` it plays the
+file (``model.safetensors``, beside ``model.zip`` + ``model.json``: :func:`export_model`), which
+``spider-env evaluate --agent runs/rllib/model.safetensors`` plays; with ``eval_deals`` it plays the
 validation deals too. Ray, RLlib and torch are imported inside the functions, so this module
 (and its settings) import without them.
 """
@@ -149,7 +149,8 @@ class RLlibSettings:
     seed: int = 0
     """seed of the network, the sampling and the training deals"""
     out: Annotated[str, OutputDir] = "runs/rllib"
-    """output folder: checkpoint/, model.zip + model.json, progress.csv, summary.json"""
+    """output folder: checkpoint/, model.safetensors, model.zip + model.json, progress.csv,
+    summary.json"""
     no_progress: bool = False
     """print nothing while training"""
 
@@ -349,9 +350,10 @@ def ppo_config(s: RLlibSettings) -> Any:
 
 # --- the model format ---------------------------------------------------------------------------
 def export_model(module: Any, s: RLlibSettings, path: str | Path, training: dict[str, Any]) -> Path:
-    """Save the RLModule ``module`` (trained with ``s``) as a MaskablePPO model with its sidecar
-    (the format ``spider-env evaluate --agent`` plays): the same network, weights copied by
-    name, so that its most likely action is the module's. Returns the model's path."""
+    """Save the RLModule ``module`` (trained with ``s``) as a MaskablePPO model ``path`` with its
+    sidecar and, beside it, the model file ``spider-env evaluate --agent`` plays
+    (``.safetensors``, :func:`~.models.save_model`): the same network, weights copied by name,
+    so that its most likely action is the module's. Returns ``path`` (the zip)."""
     from .envs import env_factories
     from .models import ACTION_SET_POLICY, action_set_model, save_model
 
@@ -429,6 +431,8 @@ def train(s: RLlibSettings) -> dict[str, Any]:
         ) from None
     from spider_env.apps.evaluation.ray_backend import ray_session
 
+    from .models import model_file_path
+
     out = Path(s.out)
     say = (lambda *a: None) if s.no_progress else print
     rows: list[dict[str, Any]] = []
@@ -460,7 +464,8 @@ def train(s: RLlibSettings) -> dict[str, Any]:
                 "wall_s": round(wall, 1), "backend": session.backend,
                 "train_deals": f"{TRAIN_DEALS.start}:{TRAIN_DEALS.stop}",
                 "settings": asdict(s)}  # fmt: skip
-    model = export_model(module, s, out / "model.zip", training)
+    model_zip = export_model(module, s, out / "model.zip", training)
+    model = model_file_path(model_zip)
     with open(out / "progress.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
@@ -469,6 +474,7 @@ def train(s: RLlibSettings) -> dict[str, Any]:
         "timesteps": steps, "iterations": len(rows), "wall_s": round(wall, 1),
         "env_steps_per_s": round(steps / wall, 1) if wall > 0 else None,
         "backend": session.backend, "checkpoint": str(checkpoint), "model": str(model),
+        "model_zip": str(model_zip),
     }  # fmt: skip
     if s.eval_deals:
         from spider_env.apps.evaluation import evaluate

@@ -288,16 +288,17 @@ def train(s: PPOSettings) -> dict[str, Any]:
 
     Before anything is trained or written, a setting that cannot be used (a path, the resumed
     checkpoint, what the envs or the model refuse) is a :class:`SettingsError`. Writes to
-    ``s.out``: ``model.zip`` (compact, see :func:`~.models.save_compact`) +
-    ``model.json`` (sidecar), ``best_model/``, ``checkpoints/``, TensorBoard events,
-    ``progress.csv`` (SB3 logger), ``eval.csv`` (one row per evaluation), ``baselines.json``
-    (random and greedy), ``learning_curve.png``, ``summary.json``.
+    ``s.out``: ``model.safetensors`` (the model file to share and play) beside ``model.zip``
+    (compact, see :func:`~.models.save_compact`) + ``model.json`` (sidecar), ``best_model/``,
+    ``checkpoints/``, TensorBoard events, ``progress.csv`` (SB3 logger), ``eval.csv`` (one row
+    per evaluation), ``baselines.json`` (random and greedy), ``learning_curve.png``,
+    ``summary.json``.
     """
     check_paths(s)  # first: no import of torch for a path that cannot be used
     import torch
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
-    from .models import save_model
+    from .models import model_file_path, save_model
 
     algo, label = s.algo, s.label
     env = s.env()
@@ -367,7 +368,8 @@ def train(s: PPOSettings) -> dict[str, Any]:
         "timesteps": int(model.num_timesteps),
         "wall_time_s": round(wall, 1),
         "fps": round(model.num_timesteps / wall, 1),
-        "model": str(model_path),
+        "model": str(model_file_path(model_path)),
+        "checkpoint": str(model_path),
     }
     rows = read_curve(eval_csv) if eval_csv.exists() else []
     if rows:

@@ -1,20 +1,23 @@
 """The RL recipe, kept as an experiment: a teacher's games, behaviour cloning, then sb3-contrib's
-MaskablePPO fine-tuning of the cloned policy (``docs/models/rl_1suit_recipe.zip``; the record:
-``research/rl/README.md``).
+MaskablePPO fine-tuning of the cloned policy (``docs/models/rl_1suit_recipe.safetensors``; the
+record: ``research/rl/README.md``).
 
     python research/rl/recipe.py run --suits 1 --dir runs/rl_1suit     # all of it (make rl-recipe)
     python research/rl/recipe.py finetune --bc runs/rl_1suit/bc.zip --out runs/rl_1suit/ppo.zip
     python research/rl/recipe.py plot --dir runs/rl_1suit
-    spider-env evaluate --agent runs/rl_1suit/model.zip --agent greedy --deals 0:1000 --jobs 2
+    spider-env evaluate --agent runs/rl_1suit/model.safetensors --agent greedy --suits 1 \
+        --deals 0:1000 --jobs 2
 
 ``run``: the first two stages are the product's (``spider_env.agents.rl.cloning``, as
 ``examples/clone_teacher.py``: the teacher, lookahead, plays ``--demo-deals`` training deals
 into ``DIR/demos.npz`` unless that file exists, and ``ActionSetPolicy`` clones its choices into
 ``DIR/bc.zip``); the third is ``finetune``; then random, greedy and lookahead play the
 validation deals (``baselines.json``) and ``plot`` draws both stages against them
-(``learning_curves.png``). ``DIR/model.zip`` is the fine-tuned model, the cloned one if no
+(``learning_curves.png``). ``DIR/model.safetensors`` is the fine-tuned model (the model file
+``spider-env evaluate`` plays; ``model.zip`` to train on from), the cloned one if no
 fine-tuning checkpoint won more validation deals; ``recipe.json`` records each stage's wall
-time.
+time. Every model a stage saves (``bc``, ``ppo``, each checkpoint) is a ``.zip`` with its
+sidecar and, beside it, its ``.safetensors`` model file.
 
 ``finetune``: MaskablePPO trains the cloned policy and value further on random training deals
 >= 10000 (``--n-envs`` envs with per-action features, the ``runs`` reward), with a small
@@ -147,6 +150,7 @@ def finetune(s: FinetuneSettings) -> dict[str, Any]:
         action_set_sidecar,
         load_action_set_model,
         load_model,
+        model_file_path,
         save_model,
     )
     from stable_baselines3.common.callbacks import BaseCallback
@@ -232,7 +236,8 @@ def finetune(s: FinetuneSettings) -> dict[str, Any]:
         "seed": s.seed,
     }
     save_model(chosen, out, action_set_sidecar(variant, deterministic, rows_n, training))
-    return {"model": str(out), "chosen_timesteps": steps, "deterministic": deterministic,
+    return {"model": str(model_file_path(out)), "checkpoint": str(out),
+            "chosen_timesteps": steps, "deterministic": deterministic,
             "validation_win_rate": rate, "curve": str(curve_path), "seconds": wall}  # fmt: skip
 
 
@@ -460,9 +465,12 @@ def run_recipe(s: RecipeSettings) -> dict[str, Any]:
         t = time.perf_counter()
         print(json.dumps(run(), default=str), flush=True)
         walls[name] = round(time.perf_counter() - t, 1)
+    from spider_env.agents.rl.models import model_file_path
+
     ppo = Path(ppo_s.out)
     shutil.copyfile(ppo, d / "model.zip")
     shutil.copyfile(ppo.with_suffix(".json"), d / "model.json")
+    shutil.copyfile(model_file_path(ppo), model_file_path(d / "model.zip"))
     t = time.perf_counter()
     base = recipe_baselines(classic(s.suits), validation_deals(ppo_s.eval_deals), s.jobs)
     (d / "baselines.json").write_text(json.dumps(base, indent=2) + "\n")
@@ -473,7 +481,8 @@ def run_recipe(s: RecipeSettings) -> dict[str, Any]:
         "suits": s.suits,
         "wall_time_s": walls,
         "training_wall_time_s": round(sum(walls[k] for k in training), 1),
-        "model": str(d / "model.zip"),
+        "model": str(model_file_path(d / "model.zip")),
+        "checkpoint": str(d / "model.zip"),
         "curves": str(d / "learning_curves.png"),
     }
     (d / "recipe.json").write_text(json.dumps(summary, indent=2) + "\n")
