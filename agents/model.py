@@ -33,10 +33,11 @@ import numpy as np
 from spider_env.core.variants import Variant, get_variant
 from spider_env.observation import FeatureEncoder, ObservationBuffers, assemble_observation
 from spider_env.observation.actions import ActionFeatureEncoder
+from spider_env.observation.spaces import flat_width
 from spider_env.observation.view import TableView
 
 from .base import BaseAgent
-from .model_file import SUFFIX, SavedModel, is_model_file
+from .model_file import SUFFIX, MLPArchitecture, SavedModel, is_model_file
 from .model_format import ACTIONS_MODE, ModelLoadError
 from .networks import network
 
@@ -120,6 +121,12 @@ class ModelAgent(BaseAgent):
         else:
             self._actions = None
             slots = self.obs_size["feature_slots"]
+            arch = model.architecture
+            if isinstance(arch, MLPArchitecture) and arch.inputs != flat_width(v, slots):
+                raise ModelLoadError(
+                    f"{label} reads {arch.inputs} inputs, but {v.name}'s flat observation "
+                    f"({slots} card slots) has {flat_width(v, slots)}: it cannot play {v.name}"
+                )
             self._buffers = ObservationBuffers(v, self.obs_mode, slots)
             self._encoder = FeatureEncoder(v, slots, out=self._buffers)
 

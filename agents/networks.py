@@ -15,18 +15,18 @@ so the model plays the same moves alone and in a batch of games (``tests/test_mo
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
+
+from spider_env.fast import dense_kernel
 
 from .model_file import ActionSetArchitecture, MLPArchitecture, SavedModel
 
 #: The score of a legal action without a row in the ``"actions"`` observation (more legal
 #: actions than ``action_rows``): the action-set network's own (``NO_ROW_LOGIT`` of training).
 NO_ROW_LOGIT = np.float32(-1e8)
-_NUMBA = importlib.util.find_spec("numba") is not None
 
 
 class Network(Protocol):
@@ -58,12 +58,11 @@ Dense = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 def dense_layer() -> Dense:
-    """:func:`dense_sum`, compiled (:mod:`spider_env.fast.dense`) where numba is available."""
-    if not _NUMBA:
-        return dense_sum
+    """:func:`dense_sum`, compiled (:func:`spider_env.fast.dense_kernel`) where numba is
+    available."""
     try:
-        from spider_env.fast.dense import dense
-    except Exception:  # numba installed but failing: the NumPy sum gives the same bits
+        dense = dense_kernel()
+    except ImportError:  # the NumPy sum gives the same bits
         return dense_sum
 
     def compiled(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:

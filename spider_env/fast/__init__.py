@@ -20,6 +20,8 @@ One module per concern (the compiled ones import numba, the others do not):
 * :mod:`~spider_env.fast.rewards`: the built-in rewards (compiled);
 * :mod:`~spider_env.fast.step`: whole transitions of one game or of ``N`` (compiled), over the
   named buffers of :mod:`~spider_env.fast.buffers` (NumPy only);
+* :mod:`~spider_env.fast.dense`: a dense layer summed in a fixed order per row, for the model
+  player (compiled; :func:`dense_kernel`);
 * :mod:`~spider_env.fast.game`: the one interface for search code (:class:`FastGame` from
   Python, the compiled functions a search calls from numba); NumPy only until one of those is
   used.
@@ -92,6 +94,20 @@ def load_kernel() -> Any:
     return _kernel
 
 
+def dense_kernel() -> Any:
+    """The compiled dense layer :func:`spider_env.fast.dense.dense` (``ImportError`` if numba
+    is unavailable): the model player's layers, the same bits as
+    :func:`spider_env.agents.networks.dense_sum`."""
+    if not _NUMBA:
+        raise ImportError("the compiled dense layer needs numba (not installed)")
+    try:
+        from spider_env.fast.dense import dense
+    except Exception as exc:  # an llvmlite/numba install that fails
+        why = f"{type(exc).__name__}: {exc}"
+        raise ImportError(f"the compiled dense layer needs numba ({why})") from None
+    return dense
+
+
 def available() -> bool:
     """Whether the compiled core can be used (numba imports and the kernel loads)."""
     if not _NUMBA:
@@ -135,6 +151,7 @@ __all__ = [
     "FastGame",
     "SlowPathWarning",
     "available",
+    "dense_kernel",
     "from_array",
     "load_kernel",
     "params",
