@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
         deals, alone_deals = parse_deals(args.deals), parse_deals(args.alone)
     except ValueError as exc:
         p.error(f"--deals/--alone: {exc}")
-    common = ["--suits", str(args.suits), "--deals", args.deals, "--jobs", "1"]
+    common = ["--suits", str(args.suits), "--deals", args.deals, "--jobs", "1", "--no-progress"]
     cart = cartpole_steps_per_second()
     model_cpu = command_cpu(["evaluate", "--agent", args.model, *common])
     greedy_cpu = command_cpu(["evaluate", "--agent", "greedy", *common])
