@@ -6,15 +6,18 @@
 agent (win rate with a 95% Wilson interval, mean completed runs, score, moves, steps per second)
 and a :class:`Comparison` per pair of agents (exact McNemar test on the deals only one of them
 won). Agents are given as names (``"random"``, ``"greedy"``, ``"lookahead"``), paths of trained
-Stable-Baselines3 models (``"model.zip"``) or agent objects (see :mod:`spider_env.agents`).
+models (``"model.safetensors"``, a Stable-Baselines3 ``"model.zip"``) or agent objects (see
+:mod:`spider_env.agents`). A trained model's games are played in batches on the vector env
+(:mod:`.batch`): the same games as one at a time.
 
 Each agent is reset with a seed derived from ``(seed, deal)`` before each deal, so results do
 not depend on ``jobs``, on ``ray`` or on the order in which deals are played.
 
 The modules, one concern each: :mod:`.runner` (:func:`evaluate`), :mod:`.deals` (which deals:
 :func:`parse_deals`, the bounds), :mod:`.players` (agents from names, paths, objects),
-:mod:`.episode` (one game), :mod:`.workers` (``jobs > 1``), :mod:`.ray_backend` (``ray=ADDRESS``:
-the same chunks as Ray tasks; Ray is imported only there, when used), :mod:`.progress`,
+:mod:`.episode` (one game), :mod:`.batch` (a model's games side by side), :mod:`.workers`
+(``jobs > 1``), :mod:`.ray_backend` (``ray=ADDRESS``: the same chunks as Ray tasks; Ray is
+imported only there, when used), :mod:`.progress`,
 :mod:`.results` (records, summaries, table / JSON / CSV) and :mod:`.stats` (Wilson, McNemar).
 """
 

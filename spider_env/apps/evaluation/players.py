@@ -79,7 +79,8 @@ def model_mode(agent: Any) -> bool | None:
 
 def agent_names(specs: Sequence[Any], agents: Sequence[Any]) -> list[str]:
     """Display names: the baseline's name, the model agent's ``name`` (which says whether it
-    samples: ``"model.zip (sampled)"``), or the object's ``name``; repeats get ``#2``, ``#3``."""
+    samples: ``"model.safetensors (sampled)"``), or the object's ``name``; repeats get ``#2``,
+    ``#3``."""
     names: list[str] = []
     for spec, agent in zip(specs, agents):
         if isinstance(spec, str) and not is_model_spec(spec):

@@ -53,8 +53,9 @@ def evaluate(
 
     Args:
         agents: one agent or a list: names (``"random"``, ``"greedy"``, ``"lookahead"``),
-            paths of SB3 ``.zip`` models, or agent objects (objects must pickle for ``jobs > 1``
-            and ``ray``).
+            paths of trained models (``.safetensors`` model files, Stable-Baselines3 ``.zip``;
+            played in batches on the vector env), or agent objects (objects must pickle for
+            ``jobs > 1`` and ``ray``).
         deals: deal numbers (a ``range`` or an iterable of ints in ``0 .. 2**64-1``), or a
             range text like ``"0:1000"`` (see :func:`parse_deals`); at most ``MAX_DEALS``
             (1,000,000) deals, none twice.
@@ -73,9 +74,9 @@ def evaluate(
         env_kwargs: more ``SpiderEnv`` arguments (e.g. ``reward_mode``).
         on_record: called with each :class:`DealRecord` as it is played.
         deterministic: for agents given as model paths: ``True`` plays the most likely
-            action, ``False`` samples actions, ``None`` does what the model's sidecar says
-            (else samples). The agent's name in the result says which (e.g.
-            ``model.zip (sampled)``), as does ``AgentSummary.deterministic``.
+            action, ``False`` samples actions, ``None`` does what the model file says. The
+            agent's name in the result says which (e.g. ``model.safetensors (sampled)``), as
+            does ``AgentSummary.deterministic``.
         ray: play on Ray instead (the ``ray`` extra: ``pip install 'spider-env[ray]'``):
             ``"local"`` starts a private Ray instance on this machine (at most
             ``os.cpu_count()`` CPUs, no dashboard) and shuts it down afterwards; ``"auto"``,
