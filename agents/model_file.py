@@ -335,6 +335,11 @@ class SavedModel:
         path.parent.mkdir(parents=True, exist_ok=True)
         tensors = {k: np.ascontiguousarray(v) for k, v in self.weights.items()}
         save_file(tensors, str(path), metadata={METADATA_KEY: text})
+        # safetensors creates the file readable by its owner only; a model file is made to be
+        # shared: the permissions of any new file (0o666 less the umask)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(path, 0o666 & ~umask)
         return path
 
     @classmethod

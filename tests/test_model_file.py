@@ -5,6 +5,7 @@ and its scores are the torch policy's over many positions of every variant and a
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 import warnings
@@ -289,3 +290,10 @@ def test_the_numpy_player_scores_and_chooses_as_the_torch_policy(
     chosen = agent.choose_batch(obs, masks, None)
     np.testing.assert_array_equal(chosen[clear], legal_theirs.argmax(axis=1)[clear])
     assert len(set(chosen.tolist())) > 10  # the positions vary
+
+
+def test_a_model_file_is_written_with_the_permissions_of_any_new_file(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    path = random_model().write(tmp_path / "m.safetensors")
+    assert stat.S_IMODE(path.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode)
