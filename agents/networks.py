@@ -25,8 +25,9 @@ from spider_env.fast import dense_kernel
 from .model_file import ActionSetArchitecture, MLPArchitecture, SavedModel
 
 #: The score of a legal action without a row in the ``"actions"`` observation (more legal
-#: actions than ``action_rows``): the action-set network's own (``NO_ROW_LOGIT`` of training).
-NO_ROW_LOGIT = np.float32(-1e8)
+#: actions than ``action_rows``): the one value, for training (``agents/rl/action_set_net.py``)
+#: and play.
+NO_ROW_LOGIT = -1e8
 
 
 class Network(Protocol):

@@ -16,8 +16,7 @@ from __future__ import annotations
 import torch as th
 from torch import nn
 
-#: The logit of a legal action without a row (more legal actions than ``action_rows``).
-NO_ROW_LOGIT = -1e8
+from ..networks import NO_ROW_LOGIT  # the logit of a legal action without a row
 
 
 class ActionSetLayers:

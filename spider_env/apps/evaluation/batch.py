@@ -11,7 +11,7 @@ of the batch plays a deal to its end, its record is made, and the slot takes the
 The games are those of :func:`~spider_env.apps.evaluation.episode.play_episode` with the same
 agent, move for move (the vector env's games and observations are the single env's, and
 ``choose_batch`` makes ``act``'s choice, with each game's RNG seeded as ``play_episode`` seeds
-the agent): ``tests/test_evaluate_batch.py`` checks the records and the actions.
+the agent): ``tests/test_model_batch.py`` checks the records and the choices.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from spider_env.apps.evaluation.episode import agent_seed
+from spider_env.apps.evaluation.episode import agent_seed, deal_record
 from spider_env.apps.evaluation.results import DealRecord
 from spider_env.core.variants import Variant
 from spider_env.vector import SpiderVectorEnv
@@ -92,7 +92,8 @@ def _play(
     queue = iter(deals)
 
     def start(slots: np.ndarray, first: bool = False) -> tuple[Any, dict[str, Any]]:
-        """Reset ``slots`` with the next deals (an idle slot replays its last deal, unrecorded)."""
+        """Reset ``slots`` with the next deals (once there are none, a slot idles on the first
+        deal, unrecorded and unscored)."""
         numbers = deal_of.copy()
         for i in slots.tolist():
             d = next(queue, None)
@@ -110,20 +111,8 @@ def _play(
         return envs.reset(options=options)
 
     def record(i: int, info: dict[str, Any], truncated: bool) -> None:
-        done(
-            DealRecord(
-                agent=name,
-                deal=int(deal_of[i]),
-                won=bool(info["is_success"][i]),
-                completed_runs=int(info["completed_runs"][i]),
-                score=int(info["score"][i]),
-                moves=int(info["moves"][i]),
-                steps=int(steps[i]),
-                reward=round(float(rewards[i]), 6),
-                truncated=truncated,
-                seconds=round(float(seconds[i]), 6),
-            )
-        )
+        end = tuple(info[k][i] for k in ("is_success", "completed_runs", "score", "moves"))
+        done(deal_record(name, deal_of[i], end, steps[i], rewards[i], truncated, seconds[i]))
 
     t0 = time.perf_counter()
     obs, info = start(np.arange(n), first=True)

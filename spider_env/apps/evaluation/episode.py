@@ -77,19 +77,38 @@ def play_episode(
         obs, r, terminated, truncated, info = env.step(a)
         actions.append(a)
         rewards.append(float(r))
-    rec = DealRecord(
-        agent=name,
-        deal=deal,
-        won=bool(info["is_success"]),
-        completed_runs=int(info["completed_runs"]),
-        score=int(info["score"]),
-        moves=int(info["moves"]),
-        steps=len(actions),
-        reward=round(float(sum(rewards)), 6),
-        truncated=bool(truncated and not terminated),
-        seconds=round(time.perf_counter() - t0, 6),
+    end = (info["is_success"], info["completed_runs"], info["score"], info["moves"])
+    truncated = bool(truncated and not terminated)
+    rec = deal_record(
+        name, deal, end, len(actions), sum(rewards), truncated, time.perf_counter() - t0
     )
     return rec, actions, rewards
 
 
-__all__ = ["AgentError", "agent_seed", "make_env", "play_episode", "step_limit"]
+def deal_record(
+    name: str,
+    deal: int,
+    end: tuple[Any, Any, Any, Any],
+    steps: int,
+    reward: float,
+    truncated: bool,
+    seconds: float,
+) -> DealRecord:
+    """The record of a game that ended with ``end`` = the last ``info``'s ``is_success``,
+    ``completed_runs``, ``score`` and ``moves`` (of one game)."""
+    won, runs, score, moves = end
+    return DealRecord(
+        agent=name,
+        deal=int(deal),
+        won=bool(won),
+        completed_runs=int(runs),
+        score=int(score),
+        moves=int(moves),
+        steps=int(steps),
+        reward=round(float(reward), 6),
+        truncated=truncated,
+        seconds=round(float(seconds), 6),
+    )
+
+
+__all__ = ["AgentError", "agent_seed", "deal_record", "make_env", "play_episode", "step_limit"]
