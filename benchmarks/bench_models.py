@@ -69,8 +69,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--alone", default="0:10", help="deals played alone (default: 0:10)")
     p.add_argument("--json", help="write the figures to this file")
     args = p.parse_args(argv)
-    if not os.path.isfile(args.model):
-        p.error(f"--model: no such file: {args.model}")
+    try:
+        load_model_agent(args.model, resolve_variant(None, args.suits, False))
+    except (OSError, ValueError) as exc:  # a missing, malformed or other game's model
+        p.error(f"--model: {exc}")
     try:
         deals, alone_deals = parse_deals(args.deals), parse_deals(args.alone)
     except ValueError as exc:

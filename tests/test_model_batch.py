@@ -164,3 +164,13 @@ def test_worker_processes_play_a_model_with_the_records_of_one_process(tmp_path:
     two = evaluate([path], "0:6", suits=1, max_steps=40, jobs=2)
     assert two.jobs == 2
     assert all(_same(a, b) for a, b in zip(one.records, two.records))
+
+
+def test_play_batched_refuses_a_batch_below_one_and_plays_no_deals_quietly(tmp_path: Path) -> None:
+    path = _model_file(tmp_path, "action-set", "spider-1suit", True)
+    v = get_variant("spider-1suit")
+    out: list[DealRecord] = []
+    with pytest.raises(ValueError, match="batch must be an int >= 1, got 0"):
+        play_batched(load_model_agent(path), v, range(3), 50, 0, "m", out.append, batch=0)
+    play_batched(load_model_agent(path), v, [], 50, 0, "m", out.append)
+    assert out == []

@@ -25,6 +25,7 @@ from gymnasium.vector import AutoresetMode
 
 from spider_env.apps.evaluation.episode import agent_seed, deal_record
 from spider_env.apps.evaluation.results import DealRecord
+from spider_env.core.checks import check_int
 from spider_env.core.variants import Variant
 from spider_env.vector import SpiderVectorEnv
 
@@ -57,8 +58,11 @@ def play_batched(
     """Play ``agent`` on every deal of ``deals`` (up to ``batch`` games at a time); ``done(record)``
     as each game ends (in the order the games end). ``env_kwargs``: the evaluation's other env
     arguments (e.g. ``reward_mode``); the observation settings are the model's."""
+    batch = check_int("batch", batch, 1)
+    if not len(deals):
+        return
     kwargs = {k: v for k, v in (env_kwargs or {}).items() if k not in _OBSERVATION_KEYS}
-    n = max(1, min(batch, len(deals)))
+    n = min(batch, len(deals))
     envs = SpiderVectorEnv(
         n,
         max_episode_steps=max_steps,
