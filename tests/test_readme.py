@@ -1,7 +1,8 @@
-"""Every code snippet of README.md works as written.
+"""Every code snippet of README.md and of the docs site's pages (docs/**/*.md) works as written.
 
 * Each ```` ```python ```` block runs as a script of its own (the venv's Python, a temporary
-  working directory), so a snippet must be self-contained: imports included, ``jobs=2`` under
+  working directory, where ``docs`` leads to the repository's docs/ so the shipped models are at
+  ``docs/models/``), so a snippet must be self-contained: imports included, ``jobs=2`` under
   ``if __name__ == "__main__":``.
 * Each ``spider-env ...`` command line of the other fenced blocks parses with the CLI's own
   argument parser (usage lines with ``[optional]`` parts are synopses and are skipped); the
@@ -39,7 +40,7 @@ def fenced_blocks(text: str) -> list[tuple[str, int, str]]:
         else:
             lines.append(line)
     if lang is not None:
-        raise ValueError(f"README.md: the block opened at line {start - 1} is never closed")
+        raise ValueError(f"the block opened at line {start - 1} is never closed")
     return blocks
 
 
@@ -59,30 +60,57 @@ def cli_commands(text: str) -> list[tuple[int, list[str]]]:
 
 
 TEXT = README.read_text(encoding="utf-8")
+#: The pages whose snippets run: the README and the site's hand-written pages (docs/_build and
+#: the pages the docs build generates are not sources).
+DOC_PAGES = [
+    p
+    for p in sorted((ROOT / "docs").glob("**/*.md"))
+    if not any(part.startswith("_") for part in p.relative_to(ROOT / "docs").parts)
+]
+PAGES = [README, *DOC_PAGES]
 #: The first line of a snippet that needs the rllib extra: tests/test_rllib.py runs those (in
 #: RLlib's venv, ``make test-rllib``), this file the others.
 RLLIB_SNIPPET = "# needs the rllib extra"
-SNIPPETS = [(start, code) for lang, start, code in fenced_blocks(TEXT) if lang == "python"]
-PYTHON = [(start, code) for start, code in SNIPPETS if not code.startswith(RLLIB_SNIPPET)]
-RLLIB_PYTHON = [(start, code) for start, code in SNIPPETS if code.startswith(RLLIB_SNIPPET)]
-COMMANDS = cli_commands(TEXT)
+
+
+def where(page: Path, line: int) -> str:
+    """``page:line``, the id of a snippet (the page relative to the repository)."""
+    return f"{page.relative_to(ROOT)}:{line}"
+
+
+SNIPPETS = [
+    (where(page, start), code)
+    for page in PAGES
+    for lang, start, code in fenced_blocks(page.read_text(encoding="utf-8"))
+    if lang == "python"
+]
+PYTHON = [(at, code) for at, code in SNIPPETS if not code.startswith(RLLIB_SNIPPET)]
+RLLIB_PYTHON = [(at, code) for at, code in SNIPPETS if code.startswith(RLLIB_SNIPPET)]
+COMMANDS = [
+    (where(page, n), argv)
+    for page in PAGES
+    for n, argv in cli_commands(page.read_text(encoding="utf-8"))
+]
 
 
 def test_readme_has_snippets() -> None:
-    assert len(PYTHON) >= 5
+    readme = [at for at, _ in SNIPPETS if at.startswith("README.md:")]
+    assert len(readme) >= 3
     assert any(argv[0] == "evaluate" for _, argv in COMMANDS)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("line", "code"), PYTHON, ids=[f"line{s}" for s, _ in PYTHON])
-def test_python_snippet_runs(line: int, code: str, tmp_path: Path) -> None:
-    run_snippet(line, code, tmp_path)
+@pytest.mark.parametrize(("at", "code"), PYTHON, ids=[at for at, _ in PYTHON])
+def test_python_snippet_runs(at: str, code: str, tmp_path: Path) -> None:
+    run_snippet(at, code, tmp_path)
 
 
-def run_snippet(line: int, code: str, tmp_path: Path) -> None:
-    """Run a README snippet as a script of its own in ``tmp_path``; fail with its output. (Not
-    with ``TMPDIR`` there: Ray's sockets under a path that long exceed AF_UNIX's 107 bytes.)"""
-    script = tmp_path / f"readme_line{line}.py"
+def run_snippet(at: str, code: str, tmp_path: Path) -> None:
+    """Run the snippet at ``at`` (``page:line``) as a script of its own in ``tmp_path``; fail with
+    its output. (Not with ``TMPDIR`` there: Ray's sockets under a path that long exceed AF_UNIX's
+    107 bytes.)"""
+    script = tmp_path / "snippet.py"
+    (tmp_path / "docs").symlink_to(ROOT / "docs", target_is_directory=True)
     script.write_text(code, encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, str(script)],
@@ -91,11 +119,11 @@ def run_snippet(line: int, code: str, tmp_path: Path) -> None:
         text=True,
         timeout=300,
     )
-    assert proc.returncode == 0, f"README.md line {line}:\n{code}\n{proc.stdout}\n{proc.stderr}"
+    assert proc.returncode == 0, f"{at}:\n{code}\n{proc.stdout}\n{proc.stderr}"
 
 
-@pytest.mark.parametrize(("line", "argv"), COMMANDS, ids=[f"line{n}" for n, _ in COMMANDS])
-def test_cli_command_parses(line: int, argv: list[str]) -> None:
+@pytest.mark.parametrize(("at", "argv"), COMMANDS, ids=[at for at, _ in COMMANDS])
+def test_cli_command_parses(at: str, argv: list[str]) -> None:
     from spider_env.apps.cli import build_parser
 
     try:
@@ -103,7 +131,7 @@ def test_cli_command_parses(line: int, argv: list[str]) -> None:
     except SystemExit as exc:  # argparse's answer to a bad command line, or to --version
         if exc.code == 0 and argv == ["--version"]:
             return
-        pytest.fail(f"README.md line {line}: `spider-env {shlex.join(argv)}` exits {exc.code}")
+        pytest.fail(f"{at}: `spider-env {shlex.join(argv)}` exits {exc.code}")
     assert args.command == argv[0]
     if args.command == "evaluate":
         from spider_env.apps.evaluation import parse_deals
@@ -112,7 +140,7 @@ def test_cli_command_parses(line: int, argv: list[str]) -> None:
 
 
 def test_quick_start_show_command_runs(tmp_path: Path) -> None:
-    [argv] = [a for _, a in COMMANDS if a[:1] == ["show"] and "--deal" in a][:1]
+    [argv] = [a for at, a in COMMANDS if a[:1] == ["show"] and "--deal" in a][:1]
     exe = Path(sys.executable).with_name("spider-env")
     proc = subprocess.run(
         [str(exe), *argv, "--final"], cwd=tmp_path, capture_output=True, text=True, timeout=300

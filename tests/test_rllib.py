@@ -390,9 +390,9 @@ def test_the_example_trains_on_a_local_ray_and_prints_the_summary(tmp_path: Path
 
 
 # --- the README's RLlib snippets ----------------------------------------------------------------
-@pytest.mark.parametrize(("line", "code"), RLLIB_PYTHON, ids=[f"line{s}" for s, _ in RLLIB_PYTHON])
-def test_readme_rllib_snippet_runs(line: int, code: str, tmp_path: Path) -> None:
-    run_snippet(line, code, tmp_path)
+@pytest.mark.parametrize(("at", "code"), RLLIB_PYTHON, ids=[at for at, _ in RLLIB_PYTHON])
+def test_readme_rllib_snippet_runs(at: str, code: str, tmp_path: Path) -> None:
+    run_snippet(at, code, tmp_path)
 
 
 def test_the_readme_has_rllib_snippets() -> None:
