@@ -304,7 +304,8 @@ def model_cards(files: Files) -> dict[str, dict[str, Any]]:
         try:
             saved = SavedModel.read(path)
         except (ModelLoadError, OSError) as exc:
-            raise ResultError(f"{files.name(path)}: {str(exc).splitlines()[0]}") from None
+            why = str(exc).splitlines()[0].replace(f"{path}: ", "")
+            raise ResultError(f"{files.name(path)}: {why}") from None
         if not saved.card.get("test_record"):
             raise ResultError(f"{files.name(path)}: its card names no test_record")
         cards[path.name] = dict(saved.card)
@@ -617,9 +618,9 @@ def page(files: Files) -> str:
         f"(`make solver-table`, which runs `{SOLVER_COMMAND}` for each game V, then "
         "`python benchmarks/solver_table.py`). Won lines are replayed through the env. "
         '"Proven lost" means every reachable position was searched; "unknown" says why the '
-        "search ended undecided (`nodes`: its budget of positions ran out; `pruned`: it left moves or "
-        "positions out, so a loss is not proven). Seconds are the wall time of each search "
-        "inside its worker, one worker per core.",
+        "search ended undecided (`nodes`: its budget of positions ran out; `pruned`: it left "
+        "moves or positions out, so a loss is not proven). Seconds are the wall time of each "
+        "search inside its worker, one worker per core.",
         "",
         *solver_lines(files),
         "",
