@@ -357,6 +357,32 @@ def players_table(rows: list[Row]) -> list[str]:
     return lines
 
 
+def models_table(files: Files, rows: list[Row]) -> list[str]:
+    """The shipped models: how each was made (its card) and its test row."""
+    cards = model_cards(files)
+    lines = [
+        "| model | game | how it was made | validation: deals, win rate | test: deals, win rate "
+        "(95% CI) | training command |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, card in cards.items():
+        path = files.docs / "models" / name
+        with files.about(path):
+            [test] = [r for r in rows if r.model and r.player == name]
+            valid = "-"
+            if "validation_win_rate" in card:
+                valid = (
+                    f"{deals_text(str(card['validation_deals']))}: "
+                    f"{100 * float(card['validation_win_rate']):.1f}%"
+                )
+            lines.append(
+                f"| `{name}` | `{test.game}` | {card['trained']} | {valid} "
+                f"| {deal_range(test.deals)}: {interval(test.wins, test.games)} "
+                f"| `{card['training_command']}` |"
+            )
+    return lines
+
+
 def solver_lines(files: Files) -> list[str]:
     """The solver's table (benchmarks/solver_table.py's lines) from docs/solver/V-A_B.csv."""
     lines = list(solver_table.HEADER)
@@ -569,8 +595,10 @@ def page(files: Files) -> str:
         "",
         "- **Same deals, same game.** Deal `N` of a game is the same layout on every machine, so "
         "two rows on the same deals compare the players game by game "
-        "(`python examples/compare_records.py FILE FILE` gives the paired McNemar test); rows on "
-        "different deal ranges are different samples and compare only loosely.",
+        "(`python examples/compare_records.py docs/rl/test_fast_1suit.json "
+        "docs/ladder/spider-1suit-0_1000-planner-evaluate.csv` gives the paired McNemar test "
+        "of the players in those files); rows on different deal ranges are different samples "
+        "and compare only loosely.",
         "- **Hidden cards.** Every player sees what a person at the table sees: face-down cards "
         "and the stock stay hidden. The solver alone is shown every card, so a deal it wins may "
         "still be lost by the best player. Only the tournament games have an undo action, "
@@ -588,20 +616,30 @@ def page(files: Files) -> str:
         "",
         f"Every player and every shipped model ({', '.join(f'`{m}`' for m in models)}) on "
         f"every game with stored results ({len(games)} games), largest deal range first. "
-        f"`expert:width=10` and `{PAIRED_EXPERT}` name the budget the expert played with: "
-        "the layouts it samples solved by a beam 10 wide, or by best-first search. `expert` "
-        "alone is its default budget, the second one on "
-        f"{', '.join(f'`{g}`' for g in VARIANTS if g in BEST_FIRST_VARIANTS)} and the first "
-        "one elsewhere. The players are described in "
+        "`expert` is the expert at the game's default budget; "
+        f"`expert:width=10` and `{PAIRED_EXPERT}` are the expert with the layouts it samples "
+        "solved by a beam 10 wide or by best-first search (best-first search is the default "
+        f"on {', '.join(f'`{g}`' for g in games if g in BEST_FIRST_VARIANTS)}, the beam on "
+        "the other games shown). The players are described in "
         "[the players guide](guide/players.md) and the models in "
         "[sharing models](guide/models.md).",
         "",
         *players_table(players),
         "",
+        "## The shipped models",
+        "",
+        "How each model file in `docs/models/` was made and how it scored, from its model card "
+        "(`spider-env model show docs/models/rl_1suit.safetensors` prints one) and its test "
+        "record: the win rate on the validation deals it was chosen on, where its card records "
+        "one, and on its test deals.",
+        "",
+        *models_table(files, players),
+        "",
         "## The planner against greedy and the expert",
         "",
-        "The planner is the strongest player here; the ladder compares it with greedy on the "
-        "same deals and with the expert on the deals both played. `make ladder` writes "
+        "The planner, the player that searches most, compared with greedy on the same deals "
+        "and with the expert (at its default budget) on the deals both played. `make ladder` "
+        "writes "
         "`docs/ladder/V.json` and the per-deal files (each row runs "
         "`spider-env evaluate --agent greedy --agent planner --variant V --deals D --jobs 2`, "
         "reads the solver's verdicts below, and compares with the expert's stored games), and "
