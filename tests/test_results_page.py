@@ -6,6 +6,7 @@ gives parses; and the README's results table is the script's ``--readme`` table.
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shlex
 import subprocess
@@ -156,6 +157,27 @@ def test_every_shipped_model_and_player_has_a_row() -> None:
         assert f"`{model.name}` (model)" in page, model.name
     for player in ("random", "greedy", "lookahead", "expert", "planner"):
         assert f"| `{player}` |" in page, player
+
+
+def test_the_rows_agree_with_the_ladders_own_summaries() -> None:
+    """The wins the page counts in the per-deal files are those the ladder's JSON rows recorded
+    when they were written (docs/ladder/V.json, V-expert.json, V-width10.json)."""
+    rows = results.player_rows(results.Files(ROOT / "docs"))
+    wins = {(r.game, r.player, r.games): r.wins for r in rows}
+    checked = 0
+    for path in sorted((ROOT / "docs" / "ladder").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        game, n = data["variant"], data["n"]
+        if path.stem == game:
+            for player, entry in data["players"].items():
+                assert wins[game, player, n] == entry["wins"], (path.name, player)
+                checked += 1
+        else:
+            expert = results.PAIRED_EXPERT if path.stem.endswith("-expert") else "expert:width=10"
+            assert wins[game, expert, n] == data["expert_wins"], path.name
+            assert wins[game, "greedy", n] == data["greedy_wins"], path.name
+            checked += 2
+    assert checked >= 50
 
 
 def test_the_readme_table_is_the_scripts_readme_table() -> None:

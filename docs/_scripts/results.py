@@ -608,7 +608,8 @@ def page(files: Files) -> str:
         "interval (Wilson's, computed here from wins and games) is the uncertainty of that "
         "sample of deals; a 50-deal row is a rough figure.",
         "- **Time.** `s/game` is the mean wall-clock seconds of a game inside its worker process "
-        "(one worker per core on a shared 2-core machine), as the evaluator recorded it: a rough "
+        "(one worker per core on a shared 2-core machine; for a model, which plays its games in "
+        "batches, a game's share of its batch's time), as the evaluator recorded it: a rough "
         "cost, not a benchmark. The CPU time of a game is not stored; the speed section below "
         "is measured in CPU time.",
         "",
