@@ -194,6 +194,11 @@ solver-table: $(STAMP)
 	    --csv docs/solver/$$v-0_1000.csv || exit 1; done
 	$(PY) benchmarks/solver_table.py --dir docs/solver
 
+# docs/results.md, the results page, from the result files stored in docs/ (seconds).
+.PHONY: results
+results: $(STAMP)
+	$(PY) docs/_scripts/results.py --out docs/results.md
+
 # The compiled core (spider_env/fast) against the pure engine (spider_env/core), the
 # specification: 1,000,000 steps of random play per registered variant, every step compared
 # (legal actions, whole state, score). Prints one line per variant; exits 1 on a difference.

@@ -18,6 +18,12 @@ from spider_env.agents.rl.settings import ArgumentParser
 from spider_env.apps.evaluation.stats import wilson_interval
 from spider_env.core.variants import VARIANTS
 
+#: The table's header and rule.
+HEADER = (
+    "| game | deals | won (95% CI) | proven lost | unknown (why) | s/deal mean | median | max |",
+    "|---|---|---|---:|---|---:|---:|---:|",
+)
+
 
 def rows_of(path: Path) -> list[dict[str, str]]:
     with path.open(newline="") as f:
@@ -48,10 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dir", default="docs/solver", help="where the CSV files are")
     a = p.parse_args(argv)
     folder = Path(a.dir)
-    print(
-        "| game | deals | won (95% CI) | proven lost | unknown (why) | s/deal mean | median | max |"
-    )
-    print("|---|---|---|---:|---|---:|---:|---:|")
+    print("\n".join(HEADER))
     found = 0
     for variant in VARIANTS:
         for path in sorted(folder.glob(f"{variant}-*.csv")):

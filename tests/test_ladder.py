@@ -1,7 +1,7 @@
-"""benchmarks/ladder.py (the README's ladder rows) runs end to end on a few deals, and its numbers
-agree with the per-deal files it kept; a second run reuses the verdicts and compares with the
-first run's games; the README's table is benchmarks/ladder_table.py's output. (The planner's
-probes, research/planner/, are tests/test_research_planner.py's.)"""
+"""benchmarks/ladder.py (the ladder rows of the results page) runs end to end on a few deals,
+and its numbers agree with the per-deal files it kept; a second run reuses the verdicts and
+compares with the first run's games; the results page's table is benchmarks/ladder_table.py's
+output. (The planner's probes, research/planner/, are tests/test_research_planner.py's.)"""
 
 from __future__ import annotations
 
@@ -59,9 +59,10 @@ def test_ladder_row_agrees_with_its_per_deal_files(tmp_path: Path) -> None:
     assert cmp["other_wins"] == row["players"]["greedy"]["wins"]
 
 
-def test_readme_ladder_table_is_what_ladder_table_prints_from_the_stored_rows() -> None:
-    """The README's planner ladder is benchmarks/ladder_table.py's output over docs/ladder/, line
-    for line (so a re-run of make ladder that is not copied into the README fails here)."""
+def test_the_results_pages_ladder_table_is_what_ladder_table_prints() -> None:
+    """The planner's ladder on docs/results.md is benchmarks/ladder_table.py's output over
+    docs/ladder/, line for line (so a re-run of make ladder that is not followed by make results
+    fails here; tests/test_results_page.py checks the whole page)."""
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "ladder_table.py"), "--dir",
          str(ROOT / "docs" / "ladder")],
@@ -69,9 +70,9 @@ def test_readme_ladder_table_is_what_ladder_table_prints_from_the_stored_rows() 
     )  # fmt: skip
     lines = done.stdout.strip().splitlines()
     assert len(lines) >= 3 + 2  # header, rule, at least the rows of 1 and 2 suits
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    for line in lines:
-        assert line in readme, line
+    page = (ROOT / "docs" / "results.md").read_text(encoding="utf-8").splitlines()
+    start = page.index(lines[0])
+    assert page[start : start + len(lines)] == lines
 
 
 def test_a_bad_compare_is_one_line_and_status_2_before_anything_runs(tmp_path: Path) -> None:
