@@ -216,7 +216,7 @@ golden-check: $(STAMP)
 check-sdk-coexistence: $(STAMP)
 	@set -eu; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	mkdir "$$tmp/src"; \
-	cp -R pyproject.toml README.md spider_env agents "$$tmp/src/"; \
+	cp -R pyproject.toml README.md LICENSE spider_env agents "$$tmp/src/"; \
 	find "$$tmp/src" -name __pycache__ -prune -exec rm -rf {} +; \
 	$(PY) -m pip wheel --no-deps --no-build-isolation --no-index -q -w "$$tmp/dist" "$$tmp/src"; \
 	$(PYTHON) -m venv "$$tmp/venv"; \
