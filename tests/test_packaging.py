@@ -245,3 +245,24 @@ def test_make_test_gymnasium_oldest_pins_the_declared_oldest_release() -> None:
     assert f"'gymnasium=={oldest}'" in out and f"grep -Fx 'gymnasium {oldest}'" in out
     assert "tests/test_vector.py" in out
     assert "test-gymnasium-oldest" in (ROOT / ".ci" / "run").read_text()  # CI runs it
+
+
+# --- `make demo` installs what the demo needs, `make test` everything -------------------------
+def make_dry_run(target: str) -> str:
+    """The commands ``make`` would run for ``target``, the venv's install steps included."""
+    cmd = ["make", "-n", "-B", target]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_demo_installs_the_core_and_the_cli_extra_only() -> None:
+    # the demo imports none of torch, SB3, Ray... (tests/test_cli.py); its venv holds none
+    out = make_dry_run("demo")
+    assert "pip install -e '.[cli]'" in out and "torch" not in out
+    assert "dev" not in out and "train" not in out
+    assert "touch .venv/.installed-demo" in out and ".venv/.installed " not in out
+    # make test's install: torch first, then everything; it stamps the demo's install too, and a
+    # venv built by make demo lacks its stamp, so make test installs the rest into it
+    out = make_dry_run("install")
+    assert out.index("torch==") < out.index("pip install -e '.[dev,train]'")
+    assert "touch .venv/.installed .venv/.installed-demo" in out
