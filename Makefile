@@ -1,4 +1,5 @@
-# Two commands do everything on a fresh machine: `make demo` and `make test`.
+# Two commands do everything on a fresh machine: `make demo` (the core install and a demo) and
+# `make test` (everything: torch, the training extras, the dev tools; then lint, types, tests).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -32,6 +33,14 @@ RLLIB_STAMP := $(RLLIB)/.installed
 
 .PHONY: install test test-gymnasium-oldest test-rllib lint typecheck compile-numba pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder ladder-expert solver-table rl-recipe rl-table rl-1suit rl-2suit rl-4suit
 
+# Two installs in the one venv, each with its stamp:
+# - $(STAMP), everything (`make test` and the other targets): the package with the dev and train
+#   extras, torch first. It also stamps the demo's install, which it holds.
+# - $(DEMO_STAMP), what `make demo` needs and nothing more: the package and the cli extra (tqdm
+#   for the progress bar); no torch, SB3, Ray, mypy or MoviePy. A later `make test` installs the
+#   rest into the same venv (its own stamp is missing).
+DEMO_STAMP := $(VENV)/.installed-demo
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip setuptools wheel  # tests/test_packaging.py builds offline
@@ -39,7 +48,13 @@ $(STAMP): pyproject.toml
 	# train extra finds it installed.
 	$(PY) -m pip install $(TORCH_INSTALL)
 	$(PY) -m pip install -e '.[dev,train]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
+
+$(DEMO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e '.[cli]'
+	touch $(DEMO_STAMP)
 
 install: $(STAMP)
 
@@ -96,7 +111,8 @@ test-rllib: $(RLLIB_STAMP)
 	SPIDER_ENV_REQUIRE_RLLIB=1 $(RLLIB)/bin/pytest tests/test_rllib.py
 	$(RLLIB)/bin/pytest -n 2 $(GYMNASIUM_TESTS)
 
-demo: $(STAMP)
+# The demo needs the core install only (tests/test_packaging.py checks it imports no torch).
+demo: $(DEMO_STAMP)
 	$(VENV)/bin/spider-env demo
 
 bench: $(STAMP)
@@ -221,7 +237,7 @@ golden-check: $(STAMP)
 check-sdk-coexistence: $(STAMP)
 	@set -eu; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	mkdir "$$tmp/src"; \
-	cp -R pyproject.toml README.md spider_env agents "$$tmp/src/"; \
+	cp -R pyproject.toml README.md LICENSE spider_env agents "$$tmp/src/"; \
 	find "$$tmp/src" -name __pycache__ -prune -exec rm -rf {} +; \
 	$(PY) -m pip wheel --no-deps --no-build-isolation --no-index -q -w "$$tmp/dist" "$$tmp/src"; \
 	$(PYTHON) -m venv "$$tmp/venv"; \

@@ -14,8 +14,10 @@ What it does:
   learning-oriented encoding ``obs_mode="flat"`` (per-column features) and the ``"shaped"``
   reward;
 * the mask comes from ``env.action_masks()``, so the policy only ever picks legal actions;
-* every ``--eval-freq`` steps, ``MaskableEvalCallback`` (masks applied) plays the held-out
-  validation deals 1000.. and logs win rate and completed runs (``eval.csv``, TensorBoard);
+* every ``--eval-freq`` steps and once more at the end (so a run shorter than ``--eval-freq``
+  still draws its curve, of one point), ``MaskableEvalCallback`` (masks applied) plays the
+  held-out validation deals 1000.. and logs win rate and completed runs (``eval.csv``,
+  TensorBoard);
   actions are sampled from the policy (``--deterministic`` for the most likely action, which
   tends to shuttle cards back and forth until the step limit); the best model by mean reward
   goes to ``best_model/``;
@@ -24,6 +26,10 @@ What it does:
   evaluate`` plays and you share: weights and the game, obs_mode, feature_slots... as data) and
   as ``model.zip`` with ``model.json`` (to train on from), ``learning_curve.png`` with random and
   greedy on the same deals as horizontal lines, and ``summary.json``.
+
+While it trains it prints a line saying what the run will do (its steps and when it
+evaluates), a line per evaluation (validation win rate, completed runs, time so far) and, on a
+terminal, a progress bar on stderr; ``--no-progress`` prints only the final summary (JSON).
 
 ``--no-masks`` trains Stable-Baselines3's plain PPO on the same envs, encoding, reward, deals,
 network and budget, to see what masking buys: the policy chooses among all action ids, the env

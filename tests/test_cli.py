@@ -236,9 +236,27 @@ def test_play_variants_with_pile_choice_and_discard(monkeypatch: Any, capsys: An
     assert "has no stock" in out
 
 
-def test_demo_runs_and_says_it_prepares_the_compiled_core_first(capsys: Any) -> None:
-    code, out, _ = run_cli(capsys, "demo")
-    assert code == 0
+# What `make demo` does not install (it installs the package and the cli extra only): the demo
+# must not import any of them, even where they are installed.
+NOT_FOR_THE_DEMO = ("torch", "stable_baselines3", "sb3_contrib", "ray", "tensorboard",
+                    "matplotlib", "PIL", "moviepy", "pytest", "mypy")  # fmt: skip
+DEMO_IMPORTS = f"""
+import sys
+from spider_env.apps.cli import main
+code = main(["demo"])
+print("imported:", *sorted({{m.split(".")[0] for m in sys.modules}} & set({NOT_FOR_THE_DEMO!r})))
+sys.exit(code)
+"""
+
+
+def test_demo_runs_and_says_it_prepares_the_compiled_core_first() -> None:
+    # in a fresh process, to see what the demo imports
+    proc = subprocess.run(
+        [sys.executable, "-c", DEMO_IMPORTS], capture_output=True, text=True, timeout=300
+    )
+    code, out = proc.returncode, proc.stdout
+    assert code == 0, proc.stderr
+    assert out.splitlines()[-1] == "imported:"  # none of NOT_FOR_THE_DEMO
     assert "random" in out and "greedy" in out and "win rate" in out
     assert "final position" in out
     # the first run's compile time is announced and timed before the games, not hidden in them

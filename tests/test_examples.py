@@ -168,11 +168,12 @@ def test_maskable_ppo_trains_on_the_compiled_vector_env(tmp_path: Path) -> None:
     assert "rollout/ep_rew_mean" in progress  # VecMonitor counted the 40-step episodes
 
 
-def test_ppo_without_masks_smoke(tmp_path: Path) -> None:
+def test_ppo_without_masks_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import train_maskable_ppo
 
-    args = [*TINY, "--no-masks", "--out", str(tmp_path), "--baselines", "skip"]
+    args = [*TINY, "--no-masks", "--out", str(tmp_path), "--baselines", "skip", "--no-progress"]
     summary = train_maskable_ppo.main(args)
+    assert json.loads(capsys.readouterr().out) == summary  # --no-progress: the summary only
     assert summary["algo"] == "PPO" and summary["label"] == "PPO, no masks"
     meta = json.loads((tmp_path / "model.json").read_text())
     assert meta["algo"] == "PPO" and meta["use_masking"] is False
@@ -218,6 +219,41 @@ def test_every_setting_of_every_trainer_is_documented() -> None:
         docs = field_docs(cls)
         assert set(docs) == {f.name for f in fields(cls)}, cls
         assert all(docs.values()), cls
+
+
+def test_a_run_shorter_than_eval_freq_says_so_and_still_draws_its_curve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import train_maskable_ppo
+
+    i = TINY.index("--eval-freq")
+    args = [*TINY[:i], *TINY[i + 2 :], "--out", str(tmp_path), "--baselines", "skip"]
+    summary = train_maskable_ppo.main(args)  # the default --eval-freq: 100,000 steps
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        "fewer than --eval-freq 100,000: one evaluation on 2 validation deals, at the end"
+        in (lines[0])
+    )
+    assert lines[1].startswith("step        256  validation win rate ")  # a line per evaluation
+    rows = (tmp_path / "eval.csv").read_text().splitlines()
+    assert len(rows) == 2 and rows[1].startswith("256,")  # the evaluation at the end
+    assert summary["last_eval"]["timesteps"] == 256
+    assert (tmp_path / "learning_curve.png").is_file() and summary["plot"]
+
+
+def test_the_plan_line_says_when_a_run_evaluates() -> None:
+    from spider_env.agents.rl.sb3_train import PPOSettings, plan
+
+    line = plan(PPOSettings())  # the defaults: 1M steps, 8 envs, every 100,000 steps
+    assert line.startswith("MaskablePPO: 1,001,472 steps in 8 envs (1 suit)")  # whole rollouts
+    assert line.endswith("evaluation on 100 validation deals every 100,000 steps and at the end")
+    assert plan(PPOSettings(eval_freq=0)).endswith(
+        "--eval-freq 0: no evaluation, so no eval.csv and no learning curve"
+    )
+    short = plan(PPOSettings(timesteps=50_000, suits=2, no_masks=True))
+    assert short.startswith("PPO, no masks: 51,200 steps in 8 envs (2 suits)")
+    assert short.endswith("fewer than --eval-freq 100,000: one evaluation on 100 validation "
+                          "deals, at the end")  # fmt: skip
 
 
 def test_bad_command_line_values_are_refused(tmp_path: Path) -> None:

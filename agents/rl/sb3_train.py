@@ -3,8 +3,10 @@
 :func:`train` (importing this module imports neither torch nor SB3; training does).
 
 ``--n-envs`` training games on random :data:`~.envs.TRAIN_DEALS`; every ``eval_freq`` steps
-the policy plays validation deals (:func:`eval_callback`: win rate, completed runs, share of
-illegal actions; ``eval.csv`` and TensorBoard); checkpoints; at the end the model with its
+and at the end the policy plays validation deals (:func:`eval_callback`: win rate, completed
+runs, share of illegal actions; ``eval.csv`` and TensorBoard); a line saying what the run will
+do (:func:`plan`), a line per evaluation and, on a terminal, a progress bar (:func:`progress_bar`)
+unless ``no_progress``; checkpoints; at the end the model with its
 sidecar, random and greedy on the validation deals (``baselines.json``), the learning curve and
 a summary. The pieces (:func:`new_model`, :func:`set_logger`, :func:`eval_callback`) are
 SB3's idiom, for a training loop of your own.
@@ -12,10 +14,14 @@ SB3's idiom, for a training loop of your own.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import functools
 import json
 import re
+import sys
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -109,6 +115,8 @@ class PPOSettings:
     """continue from this checkpoint zip (same settings; --timesteps more steps)"""
     verbose: int = field(default=0, metadata={"choices": (0, 1, 2)})
     """SB3's verbosity (1: log to stdout too)"""
+    no_progress: bool = False
+    """print nothing while training (no plan line, no line per evaluation, no progress bar)"""
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -176,11 +184,17 @@ def set_logger(model: Any, out: Path, verbose: int) -> None:
     model.set_logger(configure(str(out), ["csv", "tensorboard"] + (["stdout"] if verbose else [])))
 
 
-def eval_callback(csv_path: Path, **kwargs: Any) -> Any:
+def eval_callback(
+    csv_path: Path, *, say: Callable[[str], object] | None = None, **kwargs: Any
+) -> Any:
     """A ``MaskableEvalCallback`` (masks applied unless ``use_masking=False``) that replays the
     same validation deals at every evaluation and also records the mean number of completed
     runs and the share of illegal actions; one CSV row per evaluation in ``csv_path`` and the
-    same values under ``eval/`` in TensorBoard."""
+    same values under ``eval/`` in TensorBoard, and one line through ``say`` (if given).
+
+    It also evaluates when training ends, unless its last evaluation was at the last step: a
+    run shorter than ``eval_freq`` still writes its learning curve (one point), and a longer
+    one ends its curve at the model it saves."""
     from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 
     class SpiderEvalCallback(MaskableEvalCallback):
@@ -213,6 +227,15 @@ def eval_callback(csv_path: Path, **kwargs: Any) -> Any:
                 self._write_row()
             return ok
 
+        def _on_training_end(self) -> None:
+            super()._on_training_end()
+            if self.eval_freq > 0 and self.n_calls > 0 and self.n_calls % self.eval_freq:
+                every, self.eval_freq = self.eval_freq, self.n_calls  # due now, once
+                try:
+                    self._on_step()
+                finally:
+                    self.eval_freq = every
+
         def _write_row(self) -> None:
             row = {
                 "timesteps": self.num_timesteps,
@@ -232,8 +255,60 @@ def eval_callback(csv_path: Path, **kwargs: Any) -> Any:
                 if new:
                     w.writeheader()
                 w.writerow(row)
+            if say is not None:
+                say(f"step {row['timesteps']:>10,}  validation win rate {row['win_rate']:.3f}  "
+                    f"runs {row['mean_completed_runs']:.2f}  "
+                    f"{row['wall_time_s']:.0f} s")  # fmt: skip
 
     return SpiderEvalCallback(**kwargs)
+
+
+def progress_bar(total: int) -> Any:
+    """A callback drawing a tqdm bar of the run's training steps (``total``) on stderr."""
+    from stable_baselines3.common.callbacks import BaseCallback
+    from tqdm import tqdm
+
+    class StepBar(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.start = self.model.num_timesteps  # a resumed run counts from its checkpoint
+            self.bar = tqdm(total=total, unit="step", file=sys.stderr, dynamic_ncols=True)
+
+        def _on_step(self) -> bool:
+            self.bar.update(self.num_timesteps - self.start - self.bar.n)
+            return True
+
+        def _on_training_end(self) -> None:
+            self.bar.close()
+
+    return StepBar()
+
+
+def _quiet(line: str) -> None:
+    """Prints nothing (``--no-progress``)."""
+
+
+def run_steps(s: PPOSettings) -> int:
+    """The steps a run of ``s`` trains: ``timesteps`` rounded up to whole rollouts (SB3's
+    ``learn`` collects ``n_steps`` in each of the ``n_envs`` games before it stops)."""
+    rollout = s.n_steps * s.n_envs
+    return -(-s.timesteps // rollout) * rollout
+
+
+def plan(s: PPOSettings) -> str:
+    """One line saying what a run of ``s`` does: its steps and when it evaluates (a run shorter
+    than ``eval_freq`` evaluates once, at the end; ``eval_freq`` 0 never, so no learning
+    curve)."""
+    steps = run_steps(s)
+    head = f"{s.label}: {steps:,} steps in {s.n_envs} envs ({s.suits} suit{'s' * (s.suits > 1)})"
+    if not s.eval_freq:
+        return f"{head}; --eval-freq 0: no evaluation, so no eval.csv and no learning curve"
+    every = max(s.eval_freq // s.n_envs, 1)  # the callback's calls between evaluations
+    periodic = steps // s.n_envs // every
+    deals = f"{s.eval_episodes} validation deals"
+    if not periodic:
+        return (f"{head}; fewer than --eval-freq {s.eval_freq:,}: one evaluation on {deals}, "
+                "at the end")  # fmt: skip
+    return f"{head}; evaluation on {deals} every {every * s.n_envs:,} steps and at the end"
 
 
 def cached_baselines(s: PPOSettings, cache: Path) -> dict[str, dict[str, float]]:
@@ -312,11 +387,26 @@ def train(s: PPOSettings) -> dict[str, Any]:
     if eval_csv.exists() and not s.resume:
         eval_csv.unlink()  # a resumed run appends to its learning curve
     set_logger(model, out, s.verbose)
+    bar = None
+    if not s.no_progress and sys.stderr.isatty():
+        with contextlib.suppress(ImportError):  # tqdm: the train extra has it
+            bar = progress_bar(run_steps(s))
+    say: Callable[[str], object]
+    if s.no_progress:
+        say = _quiet
+    elif bar is not None:
+        from tqdm import tqdm
+
+        say = tqdm.write  # above the bar
+    else:
+        say = functools.partial(print, flush=True)  # a line as it comes, also into a pipe
+    say(f"{plan(s)}; output {out}")
     callbacks = []
     if s.eval_freq:
         callbacks.append(
             eval_callback(
                 eval_csv,
+                say=say,
                 eval_env=eval_env,
                 n_eval_episodes=s.eval_episodes,
                 eval_freq=max(s.eval_freq // s.n_envs, 1),
@@ -335,6 +425,8 @@ def train(s: PPOSettings) -> dict[str, Any]:
                 name_prefix=re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_"),
             )
         )
+    if bar is not None:
+        callbacks.append(bar)  # last: closed after the evaluation at the end
     t0 = time.time()
     model.learn(
         total_timesteps=s.timesteps,
@@ -385,4 +477,14 @@ def train(s: PPOSettings) -> dict[str, Any]:
     return summary
 
 
-__all__ = ["PPOSettings", "cached_baselines", "eval_callback", "new_model", "set_logger", "train"]
+__all__ = [
+    "PPOSettings",
+    "cached_baselines",
+    "eval_callback",
+    "new_model",
+    "plan",
+    "progress_bar",
+    "run_steps",
+    "set_logger",
+    "train",
+]

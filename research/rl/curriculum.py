@@ -345,8 +345,10 @@ class CurriculumSettings(PPOSettings):
 
 
 #: The PPO settings a curriculum run does not read (the stages choose the suits; the model is
-#: validated at the end only, on its own envs; no baselines; no resuming; masks always).
-UNUSED = ("suits", "no_masks", "illegal_action", "eval_freq", "eval_envs", "baselines", "resume")
+#: validated at the end only, on its own envs; no baselines; no resuming; masks always; it prints
+#: its stages, not the trainer's progress).
+UNUSED = ("suits", "no_masks", "illegal_action", "eval_freq", "eval_envs", "baselines", "resume",
+          "no_progress")  # fmt: skip
 
 
 def curriculum_env(s: CurriculumSettings, stage: int | None = None) -> gym.Env[Any, Any]:
