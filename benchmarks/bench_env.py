@@ -10,7 +10,7 @@ For 1, 2 and 4 suits it measures, on one core:
 * ``sync x8``: an 8-env ``gymnasium.vector.SyncVectorEnv``, masks fetched with
   ``envs.call("action_masks")``; env-steps per second.
 
-and, as the reference the README quotes ratios to, CartPole-v1 through ``gymnasium.make`` with
+and, as the reference the docs quote ratios to, CartPole-v1 through ``gymnasium.make`` with
 random actions, measured in the same run (``reference.py``).
 
 Every policy picks a uniformly random legal action (its cost, a ``flatnonzero`` and one RNG draw

@@ -107,7 +107,7 @@ def test_flat_observation_passes_sb3_check_env_without_warnings(name):
 
 @pytest.mark.parametrize(("obs_mode", "key"), [("dict", "tableau"), ("features", "columns")])
 def test_sb3_check_env_warns_only_about_the_2d_array(obs_mode, key):
-    # The README says why these warnings stay: the (C, L) / (C, F) layout is public API.
+    # docs/guide/env.md says why these warnings stay: the (C, L) / (C, F) layout is public API.
     messages = sb3_check_warnings(SpiderEnv(obs_mode=obs_mode))
     assert len(messages) == 1
     assert f"observation {key} has an unconventional shape" in messages[0]

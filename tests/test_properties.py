@@ -2,15 +2,15 @@
 
 Besides the invariants (whole deck accounted for, every legal action applies, no illegal action
 accepted, text round trip, cached runs, inputs untouched) the engine is compared with a
-deliberately naive *test oracle*, :class:`Naive`, written straight from the rules text (README
-"Rules", ``Variant`` docstrings): it lists the legal actions by brute force over (source, cards,
-target), plays an action card by card on plain lists, then turns up exposed face-down cards and
-removes complete King..Ace runs from *any* column, again and again until nothing changes. It
-keeps its own score (Windows: 500, -1 per move, deal or undo, +100 per run removed, -100 per run
-an undo puts back; tournament: +25 per card turned up, +100 per run, +100 for a win without the
-free column) and its own undo stack (an action that turned up a card, or a deal, clears it). It
-never reads ``State.prev`` or ``State.score``. The oracle lives only here; nothing in the package
-uses it.
+deliberately naive *test oracle*, :class:`Naive`, written straight from the rules text
+(docs/guide/rules.md, ``Variant`` docstrings): it lists the legal actions by brute force over
+(source, cards, target), plays an action card by card on plain lists, then turns up exposed
+face-down cards and removes complete King..Ace runs from *any* column, again and again until
+nothing changes. It keeps its own score (Windows: 500, -1 per move, deal or undo, +100 per run
+removed, -100 per run an undo puts back; tournament: +25 per card turned up, +100 per run, +100 for
+a win without the free column) and its own undo stack (an action that turned up a card, or a deal,
+clears it). It never reads ``State.prev`` or ``State.score``. The oracle lives only here; nothing
+in the package uses it.
 
 Random play seldom reaches the positions where removals chain, so :func:`planted_position` builds
 them on purpose, in every registered variant: runs one move or one deal short of complete, a

@@ -287,7 +287,7 @@ register_variant(_classic(4))
 
 # --- the other games of the rule sources (issue 6): data only, same engine ---------------------
 #
-# Sources (the README's "The rules as implemented" lists them): a "How to Play Spider Solitaire"
+# Sources (docs/guide/rules.md lists them): a "How to Play Spider Solitaire"
 # rules page, publisher unknown (its common variations: Relaxed Spider, Spiderette, Simple Simon,
 # Scorpion); GSN's Spider Solitaire rules for the 78-card eight-column tournament game,
 # https://gsnweb.zendesk.com/hc/en-us/articles/115005208706-Spider-Solitaire; Culbertson's rules
