@@ -2,8 +2,8 @@
 the next card turns up, scored over sampled layouts of the cards it cannot see.
 
 :class:`PlannerAgent`'s docstring is its one description (what it sees, how it decides, its
-options and their defaults per game, its hooks, determinism); the README's planner section is
-the user's guide and research/planner/ the lab record.
+options and their defaults per game, its hooks, determinism); docs/guide/players.md is the
+user's guide and research/planner/ the lab record.
 """
 
 from __future__ import annotations

@@ -81,6 +81,7 @@ def test_every_relative_link_leads_to_a_file_and_heading(page: Path) -> None:
     assert not bad, "\n".join(bad)
 
 
-def test_the_planners_lab_record_exists_and_the_readme_links_it() -> None:
+def test_the_planners_lab_record_exists_and_the_players_guide_links_it() -> None:
     assert (ROOT / "research" / "planner" / "record.md").exists()
-    assert "research/planner/record.md" in links((ROOT / "README.md").read_text(encoding="utf-8"))
+    guide = (ROOT / "docs" / "guide" / "players.md").read_text(encoding="utf-8")
+    assert "../../research/planner/record.md" in links(guide)

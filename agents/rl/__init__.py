@@ -3,7 +3,8 @@
 model player when it loads a model (:func:`spider_env.agents.model.load_sb3_agent` ->
 :mod:`.models`). Importing this package imports none of torch or SB3; its modules do.
 
-Three ways to train, each one module and one example script (the README says which to pick):
+Three ways to train, each one module and one example script (docs/guide/training.md says which
+to pick):
 
 * :mod:`.ppo`: the batched masked PPO over ``SpiderVectorEnv`` (``examples/batched_ppo.py``),
   optionally from a model :mod:`.cloning` cloned from a teacher's games

@@ -2,7 +2,7 @@
 
 Deal numbers, three disjoint sets, so that a result is measured on deals never trained on:
 
-* :data:`TEST_DEALS` ``0 .. 999``: the tables of the README (``spider-env evaluate --deals
+* :data:`TEST_DEALS` ``0 .. 999``: the tables of docs/results.md (``spider-env evaluate --deals
   0:1000``), after training; no training stage plays them;
 * validation deals ``1000 ..`` (:func:`validation_deals`): evaluation *during* training
   (learning curves, choosing the model);

@@ -513,7 +513,7 @@ def default_method(variant: Variant) -> str:
     """The method ``solve(method="auto")`` uses for ``variant``: depth-first search where its
     filter leaves out renamed columns only (Scorpion, :func:`spider_env.search.dfs.scorpion_like`:
     it proves losses there), else the beam (it won more deals than best-first search on every
-    variant measured). The measurements are the README's solver section."""
+    variant measured). The measurements are in docs/solver/ and docs/results.md."""
     return "dfs" if scorpion_like(variant) else "beam"
 
 
