@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ sys.path.insert(0, str(DOCS / "_scripts"))
 
 project = "spider-env"
 author = "spider-env contributors"
-copyright = "spider-env contributors"  # noqa: A001 (Sphinx's name)
+copyright = "spider-env contributors"
 version = release = spider_env.__version__
 
 extensions = [
@@ -65,11 +64,32 @@ nitpicky = True
 # Names in signatures that are not documented here (the standard library, NumPy, Gymnasium,
 # torch: no intersphinx, the build works offline) are shown as text, not as broken links.
 nitpick_ignore_regex = [
-    (r"py:.*", r"(numpy|np|gymnasium|gym|torch|collections|typing|pathlib|enum|abc|dataclasses)"
-     r"(\..*)?"),
-    (r"py:.*", r"(numba|ray|stable_baselines3|sb3_contrib|safetensors|PIL|tqdm|argparse|io)(\..*)?"),
+    (
+        r"py:.*",
+        r"(numpy|np|gymnasium|gym|torch|collections|typing|pathlib|enum|abc|dataclasses)"
+        r"(\..*)?",
+    ),
+    (
+        r"py:.*",
+        r"(numba|ray|stable_baselines3|sb3_contrib|safetensors|PIL|tqdm|argparse|io)(\..*)?",
+    ),
     (r"py:.*", r"[A-Za-z_]+"),  # builtins and type aliases (int, Path, NDArray, ObsType...)
     (r"py:.*", r"(spider_env|agents)\..*\._[A-Za-z_].*"),  # private names in annotations
+    (r"py:class", r".*\s.*|\d+"),  # napoleon reads a "Returns:" phrase as a type
+    # the compiled core, the searches' internals, the heuristics, the observation's parts and
+    # training settings' type variables: named in docstrings, not part of the reference
+    (
+        r"py:.*",
+        r"spider_env\.(fast|search|heuristics|observation|agents\.rl\.settings"
+        r"|agents\.model_format|agents\.networks)(\..*)?",
+    ),
+    (r"py:.*", r"operator\..*"),
+    (r"py:mod", r"spider_env\.core"),
+    # names the docstrings give relative to their own package, or modules left out here (the
+    # terminal game, the CLI's player builder, the training internals)
+    (r"py:.*", r"(spaces|policy|models|envs|Engine|os)\..*|'.*"),
+    (r"py:.*", r"spider_env\.(apps\.play|apps\.evaluation\.players|agents\.rl)(\..*)?"),
+    (r"py:func", r"spider_env\.core\.rules\.apply_legal"),
 ]
 
 autodoc_default_options = {
@@ -82,7 +102,6 @@ autodoc_typehints = "description"
 autodoc_typehints_format = "short"
 autodoc_preserve_defaults = True
 autodoc_inherit_docstrings = False
-autodoc_class_signature = "separated"
 autodoc_mock_imports = ["ray"]
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
@@ -117,8 +136,13 @@ INCLUDED = {
 
 
 def _repository_url() -> str | None:
-    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    urls = meta.get("project", {}).get("urls", {})
+    """The repository's URL from pyproject.toml's ``[project.urls]`` (read as text: tomllib is
+    Python 3.11+), or None."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    table = re.search(r"^\[project\.urls\]\n(.*?)(?=^\[|\Z)", text, flags=re.M | re.S)
+    urls = (
+        dict(re.findall(r'^"?([\w ]+?)"?\s*=\s*"([^"]+)"', table.group(1), re.M)) if table else {}
+    )
     for key in ("Repository", "Source", "Source Code", "Code", "Homepage"):
         url = urls.get(key, "")
         if "github.com/" in url or "gitlab" in url:
@@ -157,12 +181,9 @@ def rewrite_links(text: str, source: Path, page: Path, pages: set[Path]) -> str:
             return f"{bang}[{label}]({REPOSITORY}/{kind}/main/{rel}{hash_}{anchor})"
         return label
 
-    out, fenced = [], False
-    for line in text.splitlines(keepends=True):
-        if line.startswith("```") or line.startswith("~~~"):
-            fenced = not fenced
-        out.append(line if fenced else LINK.sub(fix, line))
-    return "".join(out)
+    parts = re.split(r"(^(?:```|~~~).*?^(?:```|~~~)[ \t]*$)", text, flags=re.M | re.S)
+    # odd parts are fenced blocks, left as they are; links may span lines
+    return "".join(p if i % 2 else LINK.sub(fix, p) for i, p in enumerate(parts))
 
 
 def _pages(app: Any) -> set[Path]:
@@ -175,9 +196,7 @@ def _source_read(app: Any, docname: str, source: list[str]) -> None:
         source[0] = rewrite_links(source[0], path, path, _pages(app))
 
 
-def _include_read(
-    app: Any, relative_path: Path, parent_docname: str, content: list[str]
-) -> None:
+def _include_read(app: Any, relative_path: Path, parent_docname: str, content: list[str]) -> None:
     included = (Path(app.srcdir) / relative_path).resolve()
     rel = included.relative_to(ROOT).as_posix() if included.is_relative_to(ROOT) else ""
     if included.suffix == ".md" and rel in INCLUDED:
@@ -195,8 +214,76 @@ def _generate(app: Any) -> None:
     cli_page.generate(DOCS / "reference" / "cli.md")
 
 
+# --- Markdown docstrings ----------------------------------------------------------------------
+# The docstrings are reStructuredText, except the two that are specifications in Gymnasium's
+# manner (SpiderEnv, SpiderVectorEnv): Markdown sections (`## Heading`), lists, one table and a
+# fenced example. autodoc parses docstrings as reST, so those are turned into reST here.
+
+
+def _md_table(rows: list[str]) -> list[str]:
+    """A Markdown pipe table as a reST list-table; a row whose first cell is empty continues the
+    row above it (the docstring's way to wrap a long cell)."""
+    cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
+    header, body = cells[0], [r for r in cells[2:]]
+    merged: list[list[str]] = []
+    for row in body:
+        if merged and not row[0]:
+            merged[-1] = [f"{a} {b}".strip() for a, b in zip(merged[-1], row)]
+        else:
+            merged.append(row)
+    out = [".. list-table::", "   :header-rows: 1", ""]
+    for row in [header, *merged]:
+        out.append(f"   * - {row[0]}")
+        out += [f"     - {c}" for c in row[1:]]
+    return [*out, ""]
+
+
+def markdown_to_rst(lines: list[str]) -> list[str]:
+    """The lines of a Markdown docstring as reST (headings as rubrics, fenced code as code
+    blocks, pipe tables as list tables; `code` stays `code` through ``default_role``)."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        heading = re.match(r"^#{2,6}\s+(.*)$", line)
+        if heading:
+            out += ["", f".. rubric:: {heading.group(1)}", ""]
+        elif line.startswith("```"):
+            lang = line[3:].strip() or "text"
+            out += ["", f".. code-block:: {lang}", ""]
+            i += 1
+            while i < len(lines) and not lines[i].startswith("```"):
+                out.append("   " + lines[i] if lines[i] else "")
+                i += 1
+            out.append("")
+        elif line.startswith("|"):
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(lines[i])
+                i += 1
+            out += ["", *_md_table(rows)]
+            continue
+        elif (
+            line.startswith("- ")
+            and out
+            and out[-1].strip()
+            and not out[-1].startswith(("- ", "  "))
+        ):
+            out += ["", line]  # reST wants a blank line before a list
+        else:
+            out.append(line)
+        i += 1
+    return out
+
+
+def _docstring(app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
+    if any(re.match(r"^##\s", line) for line in lines):
+        lines[:] = markdown_to_rst(lines)
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.connect("builder-inited", _generate)
     app.connect("source-read", _source_read)
+    app.connect("autodoc-process-docstring", _docstring)
     app.connect("include-read", _include_read)
     return {"parallel_read_safe": True}

@@ -117,13 +117,13 @@ def id_notes(env_id: str, env: Any, variant: Any) -> dict[str, str]:
         examples.append(f"undo is `{undo_id(v)}`")
     action.append("Here " + "; ".join(examples) + ".")
     obs = (
-        f"`{env_id}` with the default `obs_mode=\"dict\"`: {_space(env.observation_space)} "
+        f'`{env_id}` with the default `obs_mode="dict"`: {_space(env.observation_space)} '
         f"(`L = {v.max_column_length}`, `P = {len(v.stock)}` stock piles, "
         f"`suit_sets = {v.suit_sets}`)."
     )
     for mode in ("flat", "features", "actions"):
         made = gym.make(env_id, obs_mode=mode)
-        obs += f" With `obs_mode=\"{mode}\"`: {_space(made.observation_space)}."
+        obs += f' With `obs_mode="{mode}"`: {_space(made.observation_space)}.'
         made.close()
     layout = ", ".join(str(n) for n in v.layout)
     down = ", ".join(str(n) for n in v.face_down)
@@ -155,12 +155,12 @@ def id_notes(env_id: str, env: Any, variant: Any) -> dict[str, str]:
     end = f"`{env_id}`: `max_episode_steps={steps}`."
     kwargs = {k: val for k, val in env.spec.kwargs.items() if k != "render_mode"}
     args = (
-        f"`gymnasium.make(\"{env_id}\")` passes "
+        f'`gymnasium.make("{env_id}")` passes '
         + (", ".join(f"`{k}={val!r}`" for k, val in kwargs.items()) or "no argument")
         + " to `SpiderEnv`; any argument above can be given to override it"
         + ("." if kwargs else " (`suits=1`, `2` or `4`: the default is 4).")
     )
-    info = f"`{env_id}`: `info[\"variant\"] == \"{v.spec_text()}\"`."
+    info = f'`{env_id}`: `info["variant"] == "{v.spec_text()}"`.'
     return {
         "Action Space": "\n\n".join(action),
         "Observation Space": obs,
@@ -236,7 +236,7 @@ def page(env_id: str, variant_name: str | None) -> tuple[str, dict[str, Any]]:
         "",
         "## The variant",
         "",
-        f"The game's rules as data (`spider_env.get_variant(\"{variant.name}\")`, see the"
+        f'The game\'s rules as data (`spider_env.get_variant("{variant.name}")`, see the'
         f" [variants guide]({GUIDE}/variants.md)):",
         "",
         variant_table(variant),
