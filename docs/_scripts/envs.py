@@ -88,8 +88,23 @@ def variant_table(variant: Any) -> str:
     return "\n".join(rows)
 
 
+def _short(space: Any) -> str:
+    """A space's repr, with a ``Box`` whose bounds are arrays shown by its bounds' range."""
+    import numpy as np
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Dict):
+        return "Dict(" + ", ".join(f"'{k}': {_short(v)}" for k, v in space.spaces.items()) + ")"
+    if isinstance(space, spaces.Box) and not (
+        np.all(space.low == space.low.flat[0]) and np.all(space.high == space.high.flat[0])
+    ):
+        low, high = space.low.min(), space.high.max()
+        return f"Box({low:g}..{high:g}, {space.shape}, {space.dtype})"
+    return repr(space)
+
+
 def _space(space: Any) -> str:
-    return f"`{space!r}`"
+    return f"`{_short(space)}`"
 
 
 def id_notes(env_id: str, env: Any, variant: Any) -> dict[str, str]:
@@ -118,7 +133,8 @@ def id_notes(env_id: str, env: Any, variant: Any) -> dict[str, str]:
     action.append("Here " + "; ".join(examples) + ".")
     obs = (
         f'`{env_id}` with the default `obs_mode="dict"`: {_space(env.observation_space)} '
-        f"(`L = {v.max_column_length}`, `P = {len(v.stock)}` stock piles, "
+        f"(`L = {v.max_column_length}`, `P = {len(v.stock)}` stock "
+        f"pile{'s' if len(v.stock) != 1 else ''}, "
         f"`suit_sets = {v.suit_sets}`)."
     )
     for mode in ("flat", "features", "actions"):
@@ -137,7 +153,8 @@ def id_notes(env_id: str, env: Any, variant: Any) -> dict[str, str]:
         )
         + "; "
         + (
-            f"a stock of {sum(v.stock)} cards in {len(v.stock)} piles ({_fmt(v.stock)})"
+            f"a stock of {sum(v.stock)} cards in {len(v.stock)} "
+            f"pile{'s' if len(v.stock) != 1 else ''} ({_fmt(v.stock)})"
             if v.stock
             else "no stock"
         )
@@ -240,6 +257,14 @@ def page(env_id: str, variant_name: str | None) -> tuple[str, dict[str, Any]]:
         f" [variants guide]({GUIDE}/variants.md)):",
         "",
         variant_table(variant),
+        "",
+    ]
+    lines += [
+        "## The specification",
+        "",
+        "The sections below are the specification of every id (the docstring of"
+        " {py:class}`spider_env.env.SpiderEnv`), in Gymnasium's order; a note under a section"
+        f" gives the numbers of `{env_id}`.",
         "",
     ]
     for title, body in docstring_sections(SpiderEnv.__doc__ or ""):
