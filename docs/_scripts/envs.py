@@ -272,8 +272,10 @@ def page(env_id: str, variant_name: str | None) -> tuple[str, dict[str, Any]]:
             continue
         lines += [f"## {title}", "", myst(body), ""]
         if title in notes:
-            lines += ["```{admonition} " + f"For {env_id}", ":class: note", "", notes[title]]
-            lines += ["```", ""]
+            # a colon fence: a directive with an argument in backquotes reads as an unclosed
+            # code block to plain Markdown readers (and to tests/test_readme.py)
+            lines += [f":::{{admonition}} For {env_id}", ":class: note", "", notes[title]]
+            lines += [":::", ""]
     env.close()
     row = {
         "id": env_id,
