@@ -249,5 +249,19 @@ check-sdk-coexistence: $(STAMP)
 	print("agents (OpenAI Agents SDK):", agents.__file__, Agent.__name__, Runner.__name__)'; \
 	"$$tmp/venv/bin/spider-env" evaluate --agent greedy --suits 1 --deals 0:2 --jobs 1
 
+# The documentation site (docs/conf.py): the env pages, the CLI reference and the API reference
+# generated from the code, every page built with warnings as errors (-W), broken references
+# included (-n). Into docs/_build/html; its own CI step (.ci/run), not part of `make test`.
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+.PHONY: docs
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/sphinx-build -b html -W --keep-going -n -q docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html"
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf docs/_build docs/envs docs/reference/cli.md

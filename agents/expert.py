@@ -11,7 +11,7 @@ win votes for the first move of its line; the move with the most votes is played
 lowest action id). A sample still following the line of an earlier search votes
 ``1 + INCUMBENT_BONUS``, so that two samples with different plans do not take turns undoing each
 other's moves. When no sample has a winning line, the lookahead agent
-(:class:`agents.lookahead.LookaheadAgent`) moves.
+(:class:`~spider_env.agents.lookahead.LookaheadAgent`) moves.
 
 Samples and lines are kept between decisions:
 

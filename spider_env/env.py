@@ -38,6 +38,7 @@ from spider_env.render import render_text
 from spider_env.render_image import PILLOW_MISSING, pillow_available, render_image
 from spider_env.rewards import RewardFn, get_reward_fn
 
+#: The step limit of the ids ``gymnasium.make`` builds (``Episode End`` in :class:`SpiderEnv`).
 DEFAULT_MAX_EPISODE_STEPS = 1000
 ILLEGAL_ACTION_POLICIES = ("penalize", "terminate", "raise")
 DEAL_NUMBER_RANGE = 2**32  # deals drawn by reset(seed=...) are numbers in [0, 2**32)

@@ -35,7 +35,7 @@ METHODS_WRAPPER = WrapperSpec("SpiderMethods", "spider_env.wrappers:SpiderMethod
 # env id -> variant name (None: classic Spider, chosen with suits=1|2|4, default 4).
 ENV_IDS: dict[str, str | None] = {
     "Spider-v0": None,
-    # The other games of the rule sources, one id per variant (issue 6; see README).
+    # The other games of the rule sources, one id per variant (see the variants guide).
     "SpiderRelaxed1Suit-v0": "spider-relaxed-1suit",
     "SpiderRelaxed2Suit-v0": "spider-relaxed-2suit",
     "SpiderRelaxed4Suit-v0": "spider-relaxed-4suit",

@@ -285,7 +285,7 @@ register_variant(_classic(1))
 register_variant(_classic(2))
 register_variant(_classic(4))
 
-# --- the other games of the rule sources (issue 6): data only, same engine ---------------------
+# --- the other games of the rule sources: data only, same engine -------------------------------
 #
 # Sources (docs/guide/rules.md lists them): a "How to Play Spider Solitaire"
 # rules page, publisher unknown (its common variations: Relaxed Spider, Spiderette, Simple Simon,
