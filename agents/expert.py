@@ -57,7 +57,8 @@ SAMPLE_WIDTH = 10
 #: Positions per best-first search of one sample (the expert of the earlier ladder).
 BEST_FIRST_NODES = 30_000
 #: The variants whose samples are solved by best-first search by default (``width=0``,
-#: ``nodes=30000``), because the expert won more there that way (the README's expert table).
+#: ``nodes=30000``), because the expert won more there that way (the expert's rows in
+#: docs/results.md).
 #: The beam's lines deal early (with every card known a deal costs nothing), which a player who
 #: cannot see the stock pays for. Every other variant's samples are solved by a beam
 #: ``SAMPLE_WIDTH`` wide.

@@ -8,14 +8,14 @@ Sections (``--sections``, default all: about 1-2 minutes; ``--quick``: a smoke r
 * ``single``: ``gymnasium.make("Spider-v0", suits=s, backend="pure"|"compiled")``, random
   legal play reading ``info["action_mask"]`` each step (reset at episode end), for 1, 2, 4
   suits; CartPole-v1 (``reference.py``) measured in the same run, and the ratios to it.
-  Issue target: compiled, 4 suits >= 100k steps/s and >= 0.75x CartPole-v1.
+  Target: compiled, 4 suits >= 100k steps/s and >= 0.75x CartPole-v1.
 * ``vector``: ``gymnasium.make_vec("Spider-v0", num_envs=N,
   vectorization_mode="vector_entry_point")`` (``SpiderVectorEnv``) at N = 1, 16, 256, 4096
   with ``copy=True`` and ``copy=False``, actions from ``envs.sample_legal_actions()`` (the
   batched legal ids, the mask's twin); references in the same run: gymnasium's
   ``SyncVectorEnv`` of 8 compiled single envs (``vectorization_mode="sync"``, masks read from
   the stacked ``info``) and the pure-backend ``SpiderVectorEnv`` at N = 16.
-  Issue target: >= 2M env-steps per CPU-second at N = 256.
+  Target: >= 2M env-steps per CPU-second at N = 256.
 * ``where``: at N = 256 and 4096 (``--where-n``), CPU time of an engine's batched step
   (``spider_env.engine.make_engine("compiled", ...)``, the vector env's settings, timed alone:
   one compiled call and its bookkeeping) vs the whole ``envs.step`` (the env around it = the
@@ -250,7 +250,7 @@ def section_vector(a: argparse.Namespace, out: dict[str, Any]) -> None:
     if "256" in res["spider_vector"]:
         r = res["spider_vector"]["256"]
         print(
-            f"target (issue 21): >= 15x CartPole at N = 256: copy=True "
+            f"target: >= 15x CartPole at N = 256: copy=True "
             f"{r['copy_vs_cartpole']:.1f}x, copy=False {r['no_copy_vs_cartpole']:.1f}x -> "
             f"{'met' if r['copy_vs_cartpole'] >= 15 else 'NOT met'} (copy=True)"
         )

@@ -1,5 +1,6 @@
 """The ladder above greedy: the solver's share of winnable deals, and greedy and the strongest
-player on the same deals, for one variant. Produces one row of the README's table.
+player on the same deals, for one variant. Produces one row of the ladder's table
+(docs/results.md).
 
     python benchmarks/ladder.py --variant spider-1suit --deals 0:1000 --jobs 2
 

@@ -190,15 +190,20 @@ def id_notes(env_id: str, env: Any, variant: Any) -> dict[str, str]:
 
 
 def picture(env_id: str, path: Path) -> tuple[int, int]:
-    """Save the id's starting position (seed 0) as a PNG; its (width, height)."""
+    """Save the id's starting position (seed 0) as a PNG, without the empty table below the
+    cards (the image is sized for the longest columns a game can have); its (width, height)."""
     import gymnasium as gym
+    import numpy as np
     from PIL import Image
 
     env = gym.make(env_id, render_mode="rgb_array")
     env.reset(seed=0)
     frame = env.render()
     env.close()
-    image = Image.fromarray(frame)
+    felt = frame[-1, 0]
+    drawn = np.flatnonzero((frame != felt).any(axis=(1, 2)))
+    bottom = min(frame.shape[0], int(drawn[-1]) + 1 + 12) if drawn.size else frame.shape[0]
+    image = Image.fromarray(np.ascontiguousarray(frame[:bottom]))
     data = _png_bytes(image)
     if not path.exists() or path.read_bytes() != data:
         path.write_bytes(data)

@@ -79,7 +79,8 @@ from spider_env.search.budget import DEFAULT_BEAM_NODES, MAX_WIDTH, check_budget
 #: :mod:`spider_env.search.solver`), and the code of a search that stopped at the end of a slice.
 WON, LOST, UNKNOWN, RUNNING = 0, 1, 2, 3
 #: Positions kept per depth for each count of deals left, at the first try (KPatience's
-#: SpiderSolver2 keeps 150; starting narrow and widening measured faster: README, solver).
+#: SpiderSolver2 keeps 150; starting narrow and widening measured faster: docs/guide/players.md,
+#: the solver).
 DEFAULT_WIDTH = 25
 #: Each try after the first is this many times as wide, and there are this many tries.
 DEFAULT_WIDEN, DEFAULT_TRIES = 4, 5

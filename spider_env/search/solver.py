@@ -95,7 +95,7 @@ VERDICTS = ("won", "lost", "unknown")
 #: Weights of :func:`evaluate`, by index: completed run, face-down card (minus), empty column,
 #: card on its own suit's next card, card on a next card of another suit, card out of order
 #: (minus), deal made, move made (minus). Chosen by trying a few sets on deals 0..9 and
-#: 100..119 of 1, 2 and 4 suits (see the README's solver section).
+#: 100..119 of 1, 2 and 4 suits (the solver in docs/guide/players.md).
 W_RUN, W_DOWN, W_EMPTY, W_SUITED, W_RANKED, W_BREAK, W_DEAL, W_MOVE = range(8)
 DEFAULT_WEIGHTS = (5000, 120, 250, 80, 0, 60, 0, 5)
 SLICE = 1024  # expansions between two looks at the clock
