@@ -146,3 +146,42 @@ def test_links_out_of_the_site_lead_to_the_repository_or_to_text(conf: ModuleTyp
     pages.add(DOCS / "research" / "planner-record.md")
     out = conf.rewrite_links("[r](record.md#t)", included, DOCS / "research" / "planner.md", pages)
     assert out == "[r](planner-record.md#t)"
+
+
+def test_the_env_pages_snippets_and_the_docstring_examples_run(
+    env_pages: tuple[ModuleType, Path], tmp_path: Path
+) -> None:
+    """Every ```python block of the generated env pages and of the package's docstrings runs: all
+    in one fresh process (each block in a namespace of its own), so the cost is one start-up."""
+    import ast
+    import subprocess
+
+    from test_readme import fenced_blocks
+
+    _, out = env_pages
+    blocks: list[tuple[str, str]] = []
+    for page in sorted(out.glob("*.md")):
+        for lang, line, code in fenced_blocks(page.read_text(encoding="utf-8")):
+            if lang == "python":
+                blocks.append((f"docs/envs/{page.name}:{line}", code))
+    for source in sorted([*(ROOT / "spider_env").rglob("*.py"), *(ROOT / "agents").rglob("*.py")]):
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                doc = ast.get_docstring(node)
+                for lang, line, code in fenced_blocks(doc or ""):
+                    if lang == "python":
+                        name = getattr(node, "name", "")
+                        blocks.append((f"{source.relative_to(ROOT)}:{name}:{line}", code))
+    assert sum(at.startswith("docs/envs/") for at, _ in blocks) >= 15
+    assert any(at.startswith("spider_env/env.py") for at, _ in blocks)
+    script = "import traceback, sys\nfailed = []\n"
+    for at, code in blocks:
+        script += f"try:\n    exec(compile({code!r}, {at!r}, 'exec'), {{'__name__': '__main__'}})\n"
+        script += f"except BaseException:\n    failed.append({at!r}); traceback.print_exc()\n"
+    script += "sys.exit(f'failed: {failed}' if failed else 0)\n"
+    (tmp_path / "blocks.py").write_text(script, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "blocks.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
