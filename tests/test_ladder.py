@@ -1,4 +1,5 @@
-"""benchmarks/ladder.py (the ladder rows of the results page) runs end to end on a few deals,
+"""benchmarks/ladder.py (the ladder rows of the results page) runs end to end on a few deals (with
+lookahead as the player: the pipeline is under test, not the planner),
 and its numbers agree with the per-deal files it kept; a second run reuses the verdicts and
 compares with the first run's games; the results page's table is benchmarks/ladder_table.py's
 output. (The planner's probes, research/planner/, are tests/test_research_planner.py's.)"""
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PLAYER = "planner:evals=8,nodes=1500"
+PLAYER = "lookahead"
 
 
 def ladder(*args: str) -> subprocess.CompletedProcess[str]:
