@@ -28,13 +28,16 @@ KINDS = ("Added", "Changed", "Deprecated", "Removed", "Fixed", "Security")
 #: The section after the releases: every rename with its old name.
 MIGRATION = "Before 0.1.0: moving code from a development checkout"
 VERSION = re.compile(r"\[(\d+)\.(\d+)\.(\d+)\] - (\d{4}-\d{2}-\d{2})")
-#: The user-facing pages besides the changelog; the ones that exist are checked.
+#: The user-facing pages besides the changelog: the README and every hand-written page of the
+#: site (docs/**/*.md; not docs/_* nor the research record's own files, which the site includes).
 PAGES = sorted(
     {
         ROOT / "README.md",
-        ROOT / "docs" / "index.md",
-        ROOT / "docs" / "results.md",
-        *(ROOT / "docs" / "guide").glob("*.md"),
+        *(
+            p
+            for p in (ROOT / "docs").glob("**/*.md")
+            if not any(part.startswith("_") for part in p.relative_to(ROOT / "docs").parts)
+        ),
     }
 )
 
