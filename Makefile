@@ -120,7 +120,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_fast.py
 
-# The ladder above greedy (README, "The planner: the ladder above greedy"): for each variant,
+# The ladder above greedy (docs/results.md, its planner section): for each variant,
 # greedy and the planner on the same deals, the solver's verdicts from docs/solver/ (make
 # solver-table), and a paired test against today's expert (its games in docs/ladder/: on
 # Spiderette and Scorpion those of make ladder-expert, about 12 minutes; elsewhere those of
@@ -167,7 +167,7 @@ ladder-expert: $(STAMP)
 rl-recipe: $(STAMP)
 	$(PY) research/rl/recipe.py run --suits 1 --dir runs/rl_1suit
 
-# The batched masked PPO (README, "Results of the shipped models":
+# The batched masked PPO (docs/guide/training.md, the shipped models' results:
 # docs/models/rl_1suit.safetensors, rl_2suit.safetensors): train from scratch, then play the test
 # deals 0..999 beside greedy and lookahead (paired McNemar in the JSON).
 RL_1SUIT_STEPS ?= 10000000
@@ -197,8 +197,8 @@ rl-table: $(STAMP)
 	  --deals 0:1000 --jobs 2 --json runs/rl_1suit/test.json
 
 # The solver alone (its default: the beam; depth-first search on Scorpion) on deals 0..999 of
-# every variant, every card known (docs/solver/V-0_1000.csv), then the table of the README's
-# solver section. About 2 hours here
+# every variant, every card known (docs/solver/V-0_1000.csv), then the solver's table of
+# docs/results.md. About 2 hours here
 # (the 4-suit games take most of it); SOLVER_VARIANTS="spider-2suit scorpion" for a part.
 SOLVER_VARIANTS ?= spider-1suit spider-2suit spider-4suit simple-simon scorpion spiderette-1suit \
   spiderette-2suit spiderette-4suit spider-tournament-1suit spider-tournament-2suit \
