@@ -10,8 +10,7 @@ What it does:
 * ``--n-envs`` copies of ``Spider-v0`` (default 1 suit) in a ``DummyVecEnv`` (``--vec subproc``
   for a ``SubprocVecEnv``; on this project's 2-core machine the single process is faster, see
   docs/guide/training.md; ``--vec spider`` for all of them in one compiled ``SpiderVectorEnv``
-  through
-  ``spider_env.sb3.SpiderSB3VecEnv``), each playing random training deals >= 10000, with the
+  through ``spider_env.sb3.SpiderSB3VecEnv``), each playing random training deals >= 10000, with the
   learning-oriented encoding ``obs_mode="flat"`` (per-column features) and the ``"shaped"``
   reward;
 * the mask comes from ``env.action_masks()``, so the policy only ever picks legal actions;

@@ -294,6 +294,11 @@ def run_steps(s: PPOSettings) -> int:
     return -(-s.timesteps // rollout) * rollout
 
 
+def eval_every(s: PPOSettings) -> int:
+    """The evaluation callback's calls between evaluations (one call steps all ``n_envs``)."""
+    return max(s.eval_freq // s.n_envs, 1)
+
+
 def plan(s: PPOSettings) -> str:
     """One line saying what a run of ``s`` does: its steps and when it evaluates (a run shorter
     than ``eval_freq`` evaluates once, at the end; ``eval_freq`` 0 never, so no learning
@@ -302,7 +307,7 @@ def plan(s: PPOSettings) -> str:
     head = f"{s.label}: {steps:,} steps in {s.n_envs} envs ({s.suits} suit{'s' * (s.suits > 1)})"
     if not s.eval_freq:
         return f"{head}; --eval-freq 0: no evaluation, so no eval.csv and no learning curve"
-    every = max(s.eval_freq // s.n_envs, 1)  # the callback's calls between evaluations
+    every = eval_every(s)
     periodic = steps // s.n_envs // every
     deals = f"{s.eval_episodes} validation deals"
     if not periodic:
@@ -409,7 +414,7 @@ def train(s: PPOSettings) -> dict[str, Any]:
                 say=say,
                 eval_env=eval_env,
                 n_eval_episodes=s.eval_episodes,
-                eval_freq=max(s.eval_freq // s.n_envs, 1),
+                eval_freq=eval_every(s),
                 log_path=str(out / "eval"),
                 best_model_save_path=str(out / "best_model"),
                 deterministic=s.deterministic,
