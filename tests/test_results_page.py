@@ -123,6 +123,28 @@ def test_a_missing_or_malformed_result_file_is_one_line_naming_it(
     assert f"docs/{target}" in err, err
 
 
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--docs", "/nonexistent/docs"], "--docs /nonexistent/docs: no such folder"),
+        (["--out", "/nonexistent/dir/results.md"], "--out /nonexistent/dir/results.md: cannot be"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_a_bad_flag_is_one_line_and_status_2(args: list[str], says: str) -> None:
+    done = run(*args)
+    assert done.returncode == 2 and done.stdout == ""
+    last = done.stderr.strip().splitlines()[-1]  # argparse prints its usage line first
+    assert last.startswith("results.py: error: ") and says in last, done.stderr
+
+
+def test_out_writes_the_readme_table_too(tmp_path: Path) -> None:
+    out = tmp_path / "table.md"
+    done = run("--readme", "--out", str(out))
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert out.read_text(encoding="utf-8") == run("--readme").stdout
+
+
 def test_the_same_folder_of_links_makes_the_same_page(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

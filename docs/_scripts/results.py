@@ -711,14 +711,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--readme", action="store_true", help="print the README's summary table")
     ap.add_argument("--docs", default=str(ROOT / "docs"), help="the docs folder to read")
     a = ap.parse_args(argv)
+    if not Path(a.docs).is_dir():
+        ap.error(f"--docs {a.docs}: no such folder")
     files = Files(Path(a.docs))
     try:
         text = "\n".join(readme_lines(files)) + "\n" if a.readme else page(files)
     except ResultError as exc:
         print(f"results.py: error: {exc}", file=sys.stderr)
         return 2
-    if a.out and not a.readme:
-        Path(a.out).write_text(text, encoding="utf-8")
+    if a.out:
+        try:
+            Path(a.out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            ap.error(f"--out {a.out}: cannot be written ({exc.strerror or exc})")
     else:
         sys.stdout.write(text)
     return 0
