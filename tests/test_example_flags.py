@@ -19,7 +19,8 @@ flag is covered without a new test. A flag's bad values come from its argparse a
 
 Each script runs in this process (``main(argv)``), in an empty folder with a few fixture files
 (relative paths, the scripts' defaults included, land there), with the work itself (SB3's
-``learn``, the batched trainer's games, recording and cloning demonstrations, evaluating,
+``learn``, the batched trainer's games, recording (either store) and cloning demonstrations,
+evaluating,
 plotting) replaced by
 :class:`Reached`: a bad value that gets past the script's checks fails its case at once
 instead of training.
@@ -39,7 +40,7 @@ import pytest
 pytest.importorskip("sb3_contrib", reason="the training examples need the 'train' extra")
 
 from sb3_contrib.common.maskable import evaluation as sb3_evaluation
-from spider_env.agents.rl import imitation, plots, policy, ppo
+from spider_env.agents.rl import imitation, planner_demos, plots, policy, ppo
 from spider_env.agents.rl import settings as kinds
 from stable_baselines3.common.base_class import BaseAlgorithm
 
@@ -151,6 +152,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(BaseAlgorithm, "_setup_learn", _stop("training"))  # every learn()
     monkeypatch.setattr(imitation, "record_demonstrations", _stop("recording demonstrations"))
+    monkeypatch.setattr(planner_demos, "fill_store", _stop("recording demonstrations"))
     monkeypatch.setattr(policy, "behaviour_clone", _stop("behaviour cloning"))
     monkeypatch.setattr(sb3_evaluation, "evaluate_policy", _stop("playing"))
     monkeypatch.setattr(ppo, "make_envs", _stop("training"))  # the batched trainer's games

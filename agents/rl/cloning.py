@@ -213,7 +213,8 @@ def clone(s: CloneSettings) -> dict[str, Any]:
         data = build_bc_dataset(demos, variant, imitate_lost=s.imitate_lost)
         if s.cache:
             Path(s.cache).parent.mkdir(parents=True, exist_ok=True)
-            np.savez(s.cache, **{f.name: getattr(data, f.name) for f in fields(data)})
+            arrays = {f.name: getattr(data, f.name) for f in fields(data)}
+            np.savez(s.cache, **{k: v for k, v in arrays.items() if v is not None})
     deals = np.unique(data.deal)
     held = set(deals[np.random.default_rng(s.seed).permutation(len(deals))[: len(deals) // 10]])
     is_valid = np.array([d in held for d in data.deal])

@@ -165,7 +165,8 @@ class BCDataset:
     decision uses), ``target`` the row of the action played, ``returns`` the discounted return
     from there under the ``"runs"`` reward (:class:`~spider_env.rewards.RunsReward`: +1 per
     run, +10 on the win), ``imitate`` whether the decision is cloned (decisions of won games)
-    or only teaches the value, ``deal`` its deal.
+    or only teaches the value, ``deal`` its deal; ``scores`` (a teacher's demonstrations store,
+    :mod:`.planner_demos`) the teacher's score of each row, ``nan`` where it scored none.
     """
 
     actions: np.ndarray
@@ -175,13 +176,16 @@ class BCDataset:
     returns: np.ndarray
     imitate: np.ndarray
     deal: np.ndarray
+    scores: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.target)
 
     def subset(self, index: np.ndarray) -> BCDataset:
         """The decisions at ``index``."""
-        return BCDataset(*(getattr(self, f)[index] for f in self.__dataclass_fields__))
+        parts: list[Any] = [getattr(self, f) for f in self.__dataclass_fields__]
+        picked: list[Any] = [None if x is None else x[index] for x in parts]
+        return BCDataset(*picked)
 
 
 def build_bc_dataset(

@@ -143,6 +143,17 @@ def _batch(data: Any, index: Any, slots: int) -> tuple[dict[str, th.Tensor], th.
     return obs, th.from_numpy(data.target[index]), th.from_numpy(data.returns[index])
 
 
+def score_targets(scores: th.Tensor, temperature: float) -> tuple[th.Tensor, th.Tensor]:
+    """``(distribution (B, K), has_scores (B,))`` from a teacher's row scores (``nan``: not
+    scored): a softmax of the scored rows' scores over ``temperature``, 0 on the others; a
+    decision with no scored row has a zero row and ``has_scores`` False."""
+    scored = th.isfinite(scores)
+    z = th.where(scored, scores / temperature, th.full_like(scores, -th.inf))
+    has = scored.any(dim=1)
+    dist = th.softmax(th.where(has[:, None], z, th.zeros_like(z)), dim=1)
+    return th.where(scored, dist, th.zeros_like(dist)), has
+
+
 def behaviour_clone(
     policy: ActionSetPolicy,
     train: Any,
@@ -152,6 +163,8 @@ def behaviour_clone(
     batch_size: int = 512,
     lr: float = 1e-3,
     value_coef: float = 0.05,
+    soft: float = 0.0,
+    temperature: float = 0.01,
     seed: int = 0,
     log: Any = None,
 ) -> list[dict[str, float]]:
@@ -159,10 +172,18 @@ def behaviour_clone(
     actions of the decisions marked ``imitate``) and their returns (mean squared error, scaled
     by ``value_coef``, on every decision). Returns one dict per epoch (losses, and the share of
     ``valid``'s cloned decisions where the policy's most likely action is the teacher's).
+
+    ``soft`` > 0 (a data set with the teacher's ``scores``): at a decision the teacher scored,
+    the target is ``1 - soft`` of its choice and ``soft`` of :func:`score_targets` (a softmax
+    of its scores over ``temperature``).
     """
     check_int("epochs", epochs, 1)
     check_int("batch_size", batch_size, 1)
     check_number("lr", lr, 0, low_open=True)
+    check_number("soft", soft, 0, 1)
+    check_number("temperature", temperature, 0, low_open=True)
+    if soft > 0 and getattr(train, "scores", None) is None:
+        raise ValueError("soft targets need a data set with the teacher's scores")
     if len(train) == 0:
         raise ValueError("no decisions to clone")
     gen = th.Generator().manual_seed(seed)
@@ -187,6 +208,12 @@ def behaviour_clone(
             scores, valid_rows, latent = ext.slot_scores(obs)
             scores = scores.masked_fill(~valid_rows, NO_ROW_LOGIT)
             ce = nn.functional.cross_entropy(scores, target, reduction="none")
+            if soft > 0:
+                teacher = th.full((len(idx), scores.shape[1]), th.nan)
+                teacher[:, : train.scores.shape[1]] = th.from_numpy(train.scores[idx])
+                dist, has = score_targets(teacher, temperature)
+                soft_ce = -(dist * th.log_softmax(scores, dim=1)).sum(dim=1)
+                ce = th.where(has, (1 - soft) * ce + soft * soft_ce, ce)
             w = imitate_all[idx].float()
             pl = (ce * w).sum() / w.sum().clamp(min=1.0)
             vl = nn.functional.mse_loss(policy.value_net(latent).squeeze(-1), ret)
@@ -242,4 +269,5 @@ __all__ = [
     "ActionSetPolicy",
     "bc_accuracy",
     "behaviour_clone",
+    "score_targets",
 ]

@@ -112,6 +112,11 @@ class BatchedPPOSettings:
     """step limit per game"""
     bc: Annotated[str, InputFile] | None = None
     """start from this cloned model (clone_teacher.py's) instead of a fresh network"""
+    bc_coef: float = 0.0
+    """weight of the KL divergence from the --bc model's policy, which keeps PPO near the
+    teacher it cloned at first; lowered linearly to 0 over --bc-steps (0: none)"""
+    bc_steps: int = 1_000_000
+    """env steps over which --bc-coef falls to 0"""
     eval_every: int = 250_000
     """env steps between evaluations on the validation deals"""
     eval_deals: int = 200
@@ -134,7 +139,10 @@ class BatchedPPOSettings:
         at_least(self, 1, "num_envs", "n_steps", "timesteps", "update_epochs", "minibatches")
         at_least(self, 1, "hidden", "action_rows", "max_episode_steps", "eval_every")
         at_least(self, 1, "eval_deals", "eval_envs", "torch_threads")
-        at_least(self, 0, "ent_coef", "vf_coef", "target_kl")
+        at_least(self, 0, "ent_coef", "vf_coef", "target_kl", "bc_coef")
+        at_least(self, 1, "bc_steps")
+        check(self.bc_coef == 0 or self.bc is not None, "bc_coef",
+              "keeps the policy near a cloned model: give it with --bc")  # fmt: skip
         above(self, 0, "learning_rate", "clip_coef", "max_grad_norm")
         check_discounts(self)
         check(
@@ -215,6 +223,25 @@ def masked_log_probs(logits: Any, valid: Any) -> tuple[Any, Any]:
     logp = torch.log_softmax(logits, dim=-1)
     plogp = torch.where(valid, logp.exp() * logp, torch.zeros_like(logp))
     return logp, -plogp.sum(dim=-1)
+
+
+def kl_from(anchor_logp: Any, logp: Any, valid: Any) -> Any:
+    """``KL(anchor || policy)`` per decision over the legal rows ``(B,)``, from both
+    distributions' log-probabilities ``(B, K)``."""
+    torch = _torch()
+    terms = anchor_logp.exp() * (anchor_logp - logp)
+    return torch.where(valid, terms, torch.zeros_like(terms)).sum(dim=-1)
+
+
+def _anchor(policy: Any) -> RowPolicy:
+    """A frozen copy of ``policy`` (the cloned model PPO starts from), as a :class:`RowPolicy`."""
+    import copy
+
+    frozen = copy.deepcopy(policy)
+    frozen.eval()
+    for p in frozen.parameters():
+        p.requires_grad_(False)
+    return RowPolicy(frozen)
 
 
 # --- evaluation ---------------------------------------------------------------------------------
@@ -328,6 +355,7 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
     device = torch.device(s.device)
     policy = model.policy.to(device)
     rp = RowPolicy(policy)
+    anchor = _anchor(policy) if s.bc_coef > 0 else None
     optimizer = torch.optim.Adam(policy.parameters(), lr=s.learning_rate, eps=1e-5)
     out = Path(s.out)
     with setting_up("out"):
@@ -494,13 +522,21 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
                 )
                 ent = entropy.mean()
                 loss = pg_loss - s.ent_coef * ent + s.vf_coef * v_loss
+                bc_kl = torch.zeros(())
+                coef = s.bc_coef * max(0.0, 1.0 - global_step / s.bc_steps)
+                if anchor is not None and coef > 0:
+                    with torch.no_grad():
+                        a_logits = anchor.forward(b_feats[i, :k], b_ids[i, :k], b_glob[i])[0]
+                        a_logp = masked_log_probs(a_logits, valid)[0]
+                    bc_kl = kl_from(a_logp, logp, valid).mean()
+                    loss = loss + coef * bc_kl
                 optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(policy.parameters(), s.max_grad_norm)
                 optimizer.step()
                 stats = {"policy_loss": pg_loss.item(), "value_loss": v_loss.item(),
                          "entropy": ent.item(), "approx_kl": approx_kl.item(),
-                         "clipfrac": clipfrac.item()}  # fmt: skip
+                         "clipfrac": clipfrac.item(), "bc_kl": bc_kl.item()}  # fmt: skip
             if s.target_kl and float(approx_kl) > s.target_kl:
                 break
         if not all(np.isfinite(list(stats.values()))):
@@ -544,6 +580,7 @@ __all__ = [
     "MASKED_LOGIT",
     "BatchedPPOSettings",
     "RowPolicy",
+    "kl_from",
     "make_envs",
     "masked_log_probs",
     "play_deals",
