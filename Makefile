@@ -31,7 +31,8 @@ RLLIB_RAY   := 2.60.0
 RLLIB       := $(VENV)/rllib
 RLLIB_STAMP := $(RLLIB)/.installed
 
-.PHONY: install test test-gymnasium-oldest test-rllib lint typecheck compile-numba pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder ladder-expert solver-table rl-recipe rl-table rl-1suit rl-2suit rl-4suit
+.PHONY: install test test-gymnasium-oldest test-rllib lint typecheck compile-numba pytest demo bench differential golden golden-check clean check-sdk-coexistence ladder ladder-expert solver-table rl-recipe rl-table rl-1suit rl-2suit rl-4suit \
+	rl-planner-1suit rl-planner-2suit rl-planner-4suit
 
 # Two installs in the one venv, each with its stamp:
 # - $(STAMP), everything (`make test` and the other targets): the package with the dev and train
@@ -190,6 +191,23 @@ rl-4suit: $(STAMP)
 	  --eval-every 2000000 --out runs/ppo_4suit
 	$(VENV)/bin/spider-env evaluate --agent runs/ppo_4suit/model.safetensors --agent greedy --suits 4 \
 	  --deals 0:1000 --jobs 2 --json runs/ppo_4suit/test.json
+
+# A network that learns from the planner (docs/guide/training.md, "Learning from the planner"):
+# every stage of examples/planner_rl.py not done yet (the planner's games, cloning, DAgger, PPO,
+# the test deals), into runs/planner-spider-Nsuit; run it again after an interruption and it
+# goes on where it stopped. PLANNER_DEALS: the planner's training deals (the demonstrations are
+# most of the time: about 14 CPU-seconds a game at 1 or 2 suits here, so 1,000 games take about
+# two hours on 2 cores).
+PLANNER_DEALS ?= 100000:101000
+PLANNER_4SUIT_DEALS ?= 100000:100400
+rl-planner-1suit: $(STAMP)
+	$(PY) examples/planner_rl.py --suits 1 --demo-deals $(PLANNER_DEALS)
+
+rl-planner-2suit: $(STAMP)
+	$(PY) examples/planner_rl.py --suits 2 --demo-deals $(PLANNER_DEALS)
+
+rl-planner-4suit: $(STAMP)
+	$(PY) examples/planner_rl.py --suits 4 --demo-deals $(PLANNER_4SUIT_DEALS)
 
 rl-table: $(STAMP)
 	$(VENV)/bin/spider-env evaluate --agent random --agent greedy --agent lookahead \

@@ -321,3 +321,16 @@ def test_a_bad_setting_is_one_line_with_status_2(tmp_path: Path) -> None:
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert flag.replace("_", "-") in done.stderr or flag in done.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_the_dagger_labels_are_repeated_to_their_share() -> None:
+    from spider_env.agents.rl.expert_iteration import oversample
+
+    data = _synthetic(100, 3)
+    data.deal[:] = 100_000
+    data.deal[:5] = 200_000  # five labels of the network's games
+    out = oversample(data, range(200_000, 200_010), 0.25)
+    share = float((out.deal == 200_000).mean())
+    assert 0.2 <= share <= 0.3 and int((out.deal == 100_000).sum()) == 95
+    assert oversample(data, range(200_000, 200_010), 0.0) is data
+    assert oversample(data, range(300_000, 300_010), 0.25) is data

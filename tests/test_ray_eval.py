@@ -152,3 +152,31 @@ def test_importing_spider_env_does_not_import_ray() -> None:
         "sys.exit('ray' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_planner_demonstrations_on_a_ray_cluster_are_the_shards_of_one_process(
+    cluster: str, tmp_path: Any
+) -> None:
+    """The demonstration store (spider_env.agents.rl.planner_demos) filled by Ray tasks holds
+    the games one process records, move for move."""
+    import numpy as np
+    from spider_env.agents.rl.planner_demos import (
+        StoreSpec,
+        fill_store,
+        read_shard,
+        shard_paths,
+    )
+
+    tiny = "planner:evals=6,candidates=3,nodes=300,screen=0,late=1,exact=20000"
+    spec = StoreSpec("spider-1suit", tiny, tiny, max_steps=60)
+    deals = range(100_000, 100_004)
+    local = fill_store(tmp_path / "local", spec, deals, shard=2)
+    remote = fill_store(tmp_path / "ray", spec, deals, shard=2, ray=cluster)
+    assert remote["played"]["games"] == local["played"]["games"] == 4
+    pairs = list(zip(shard_paths(tmp_path / "local"), shard_paths(tmp_path / "ray")))
+    assert len(pairs) == 2
+    for a, b in pairs:
+        x, y = read_shard(a, spec), read_shard(b, spec)
+        for key in x:
+            if key != "cpu_seconds":
+                assert np.array_equal(x[key], y[key], equal_nan=key == "scores"), key

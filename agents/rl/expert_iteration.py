@@ -108,6 +108,9 @@ class PipelineSettings:
     """DAgger: the teacher labels one decision of the network in this many"""
     dagger_epochs: int = 2
     """DAgger: passes over the demonstrations and labels together"""
+    dagger_share: float = 0.25
+    """DAgger: the labels' share of the decisions trained on (repeated to reach it; 0: as many
+    as they are)"""
     ppo_timesteps: int = 5_000_000
     """PPO: env steps (0 to skip)"""
     ppo_lr: float = 1e-4
@@ -136,6 +139,8 @@ class PipelineSettings:
         at_least(self, 0, "ppo_timesteps", "bc_coef")
         above(self, 0, "lr", "ppo_lr", "temperature")
         check(0 <= self.soft <= 1, "soft", f"must be in 0..1, got {self.soft}")
+        check(0 <= self.dagger_share < 1, "dagger_share",
+              f"must be in 0..1 (1 excluded), got {self.dagger_share}")  # fmt: skip
         for name in ("demo_deals", "dagger_deals"):
             deals = getattr(self, name)
             check(isinstance(deals, range) and deals.step == 1, name, "must be a range start:stop")
@@ -229,12 +234,24 @@ def _split(data: Any, seed: int) -> tuple[Any, Any]:
     return data.subset(np.flatnonzero(~is_valid)), data.subset(np.flatnonzero(is_valid))
 
 
+def oversample(data: Any, extra: range, share: float) -> Any:
+    """``data`` with its decisions of the deals ``extra`` repeated until they are about
+    ``share`` of it (``share`` 0, or none of them: ``data`` as it is)."""
+    mine = np.isin(data.deal, np.arange(extra.start, extra.stop, dtype=np.uint64))
+    n_extra, n_rest = int(mine.sum()), int((~mine).sum())
+    if share == 0 or n_extra == 0 or n_rest == 0:
+        return data
+    times = max(1, round(share / (1 - share) * n_rest / n_extra))
+    index = np.concatenate([np.flatnonzero(~mine), np.repeat(np.flatnonzero(mine), times)])
+    return data.subset(np.sort(index))
+
+
 def _fit(
     s: PipelineSettings, model: Any, stores: list[Path], name: str, epochs: int, lr: float
 ) -> dict[str, Any]:
-    """Clone the stores' decisions into ``model`` (``epochs`` at ``lr``), playing the
-    validation deals after each epoch; saves ``<name>.zip`` / ``.safetensors`` /
-    ``_curve.csv``."""
+    """Clone the stores' decisions into ``model`` (``epochs`` at ``lr``; the DAgger labels
+    oversampled to ``s.dagger_share``), playing the validation deals after each epoch; saves
+    ``<name>.zip`` / ``.safetensors`` / ``_curve.csv``."""
     import torch
 
     from .models import action_set_sidecar, save_model
@@ -245,6 +262,7 @@ def _fit(
     with setting_up("out"):
         data = load_store(stores)
     train, valid = _split(data, s.seed)
+    train = oversample(train, s.dagger_deals, s.dagger_share)
     _say(s, f"{name}: {len(train):,} training and {len(valid):,} held-out decisions "
             f"({time.perf_counter() - t0:.0f} s to read)")  # fmt: skip
     torch.set_num_threads(min(2, s.jobs))
@@ -503,6 +521,7 @@ __all__ = [
     "STAGES",
     "PipelineSettings",
     "deal_range",
+    "oversample",
     "pipeline_curve",
     "plot_pipeline",
     "run",
