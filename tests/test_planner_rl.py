@@ -334,3 +334,33 @@ def test_the_dagger_labels_are_repeated_to_their_share() -> None:
     assert 0.2 <= share <= 0.3 and int((out.deal == 100_000).sum()) == 95
     assert oversample(data, range(200_000, 200_010), 0.0) is data
     assert oversample(data, range(300_000, 300_010), 0.25) is data
+
+
+def test_an_interrupted_demos_stage_is_recorded_and_the_next_run_adds_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from spider_env.agents.rl import expert_iteration, planner_demos
+
+    settings = PipelineSettings(suits=1, teacher=TINY, demo_deals=range(100_000, 100_004),
+                                shard=2, jobs=1, max_steps=60, out=str(tmp_path / "run"),
+                                stage="demos", no_progress=True)  # fmt: skip
+    real = planner_demos.play_shard
+    calls: list[int] = []
+
+    def interrupted(task: Any) -> dict[str, Any]:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(task)
+
+    monkeypatch.setattr(planner_demos, "play_shard", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        expert_iteration.run(settings)
+    first = json.loads((tmp_path / "run" / "pipeline.json").read_text())["stages"]["demos"]
+    assert first["interrupted"] and first["played"]["games"] == 2
+    assert first["store"]["games"] == 2 and first["cpu_s"] > 0
+    monkeypatch.setattr(planner_demos, "play_shard", real)
+    done = expert_iteration.run(settings)["stages"]["demos"]
+    assert "interrupted" not in done and done["played"]["games"] == 2
+    assert done["store"]["games"] == 4 and done["wall_s"] >= first["wall_s"]
+    assert done["cpu_s"] > first["cpu_s"]

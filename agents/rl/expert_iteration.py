@@ -212,11 +212,14 @@ def validation_win_rate(policy: Any, s: PipelineSettings) -> float:
 
 
 # --- the stages ---------------------------------------------------------------------------------
-def stage_demos(s: PipelineSettings) -> dict[str, Any]:
-    """The teacher's games into ``demos/`` (the missing shards)."""
+def stage_demos(s: PipelineSettings, shards: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The teacher's games into ``demos/`` (the missing shards; each new shard's summary is
+    appended to ``shards``)."""
     from .planner_demos import fill_store
 
     def progress(summary: dict[str, Any]) -> None:
+        if shards is not None:
+            shards.append(summary)
         _say(s, "demos shard: " + json.dumps(summary))
 
     with setting_up("demo_deals"):
@@ -476,6 +479,25 @@ def check_inputs(s: PipelineSettings) -> None:
         check_store(s.folder() / "dagger", _spec(s, "clone.safetensors", s.dagger_every))
 
 
+def _total(shards: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = ("games", "won", "steps", "decisions", "planned", "cpu_seconds")
+    return {k: sum(x[k] for x in shards) for k in keys}
+
+
+def _save(record: _Record, stage: str, summary: dict[str, Any], wall: float, c0: float) -> None:
+    """Record ``stage``: its wall seconds and CPU seconds (the workers' included; the
+    demonstrations' added to those of earlier runs, which they resumed)."""
+    cpu_s = time.process_time() - c0
+    if stage in ("demos", "dagger"):  # the workers' CPU, not only this process's
+        played = summary.get("played", summary.get("labelled", {}).get("played", {}))
+        cpu_s += float(played.get("cpu_seconds", 0.0))
+    if stage == "demos" and record.done("demos"):
+        prev = record.data["stages"]["demos"]
+        wall += prev["wall_s"]
+        cpu_s += prev["cpu_s"]
+    record.save(stage, summary, wall, cpu_s)
+
+
 def run(s: PipelineSettings) -> dict[str, Any]:
     """Run ``s.stage`` (``all``: every stage not recorded as done in ``pipeline.json``; the
     demonstrations and labels always resume their missing shards). Returns the record. A
@@ -497,18 +519,18 @@ def run(s: PipelineSettings) -> dict[str, Any]:
     for stage in todo:
         _say(s, f"--- stage {stage}")
         c0, w0 = time.process_time(), time.perf_counter()
-        summary = RUNNERS[stage](s)
-        wall = time.perf_counter() - w0
-        if stage in ("demos", "dagger"):  # the workers' CPU, not this process's
-            cpu = summary.get("played", summary.get("labelled", {}).get("played", {}))
-            cpu_s = float(cpu.get("cpu_seconds", 0.0)) + time.process_time() - c0
-        else:
-            cpu_s = time.process_time() - c0
-        if stage == "demos" and record.done("demos"):
-            prev = record.data["stages"]["demos"]
-            wall += prev["wall_s"]
-            cpu_s += prev["cpu_s"]
-        record.save(stage, summary, wall, cpu_s)
+        shards: list[dict[str, Any]] = []
+        try:
+            summary = stage_demos(s, shards) if stage == "demos" else RUNNERS[stage](s)
+        except KeyboardInterrupt:
+            if stage == "demos":  # what was played counts: the next run adds to it
+                from .planner_demos import store_summary
+
+                played = {"played": _total(shards), "interrupted": True,
+                          "store": store_summary(folder / "demos")}  # fmt: skip
+                _save(record, stage, played, time.perf_counter() - w0, c0)
+            raise
+        _save(record, stage, summary, time.perf_counter() - w0, c0)
     if any(record.done(st) for st in ("clone", "dagger", "ppo")):
         try:
             plot_pipeline(folder)
