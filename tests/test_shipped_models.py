@@ -21,7 +21,7 @@ LOCAL = re.compile(rb"/(tmp|work|home|Users|root)/|[A-Za-z]:\\\\")
 
 def test_docs_models_holds_model_files_and_their_readme_only() -> None:
     assert [p.name for p in SHIPPED] == [
-        "maskable_ppo_1suit.safetensors", "rl_1suit.safetensors",
+        "maskable_ppo_1suit.safetensors", "planner_2suit.safetensors", "rl_1suit.safetensors",
         "rl_1suit_recipe.safetensors", "rl_2suit.safetensors",
     ]  # fmt: skip
     assert sorted(p.name for p in MODELS.iterdir()) == sorted(

@@ -23,8 +23,8 @@ ones not done yet, in order), each writing into ``out``:
    test deals, paired (``test.json``: win rates, intervals, McNemar).
 
 ``pipeline.json`` records each stage's wall and CPU seconds; ``curve.csv`` is the validation
-win rate against the pipeline's wall time, stage by stage (:func:`pipeline_curve`, plotted by
-``examples/planner_rl.py --stage plot``).
+win rate against the training stages' wall time (from cloning), stage by stage
+(:func:`pipeline_curve`, plotted by ``examples/planner_rl.py --stage plot``).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ class PipelineSettings:
     dagger_share: float = 0.25
     """DAgger: the labels' share of the decisions trained on (repeated to reach it; 0: as many
     as they are)"""
-    ppo_timesteps: int = 5_000_000
+    ppo_timesteps: int = 8_000_000
     """PPO: env steps (0 to skip)"""
     ppo_lr: float = 1e-4
     """PPO: Adam's learning rate at the start"""
@@ -384,11 +384,12 @@ def stage_test(s: PipelineSettings) -> dict[str, Any]:
 
 
 def pipeline_curve(folder: str | Path) -> list[dict[str, Any]]:
-    """The validation win rate against the pipeline's wall time, stage by stage (the demos'
-    time counted first), from ``pipeline.json`` and the stages' curves."""
+    """The validation win rate against the wall time of the training stages (from the start
+    of cloning; the demonstrations' cost is their own, in ``pipeline.json``), stage by stage,
+    from ``pipeline.json`` and the stages' curves."""
     folder = Path(folder)
     stages = json.loads((folder / "pipeline.json").read_text()).get("stages", {})
-    at = float(stages.get("demos", {}).get("wall_s", 0.0))
+    at = 0.0
     rows: list[dict[str, Any]] = []
     for stage, path in (("clone", folder / "clone_curve.csv"),
                         ("dagger", folder / "dagger_curve.csv"),
@@ -424,7 +425,7 @@ def plot_pipeline(folder: str | Path, out: str | Path | None = None) -> Path:
         if pts:
             ax.plot([p["wall_s"] / 3600 for p in pts], [p["win_rate"] for p in pts], "o-",
                     label=stage)  # fmt: skip
-    ax.set_xlabel("pipeline wall time (hours, demonstrations first)")
+    ax.set_xlabel("wall time of training from the planner's games (hours, from cloning)")
     ax.set_ylabel("validation win rate (most likely action)")
     ax.grid(alpha=0.3)
     ax.legend()
