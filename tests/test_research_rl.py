@@ -312,3 +312,31 @@ def test_suit_curriculum_offers_the_render_modes_of_its_stages_envs() -> None:
     env.reset(seed=0)
     frame = env.render()
     assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+
+
+def test_ship_model_writes_the_card_from_the_test_record(tmp_path: Path) -> None:
+    """research/rl/ship_model.py: the card's figures are the record's; a record of another
+    model is one line, status 2."""
+    import shutil
+
+    from spider_env.agents.model_file import SavedModel
+
+    root = RESEARCH.parent.parent
+    shutil.copytree(root / "docs" / "models", tmp_path / "docs" / "models")
+    shutil.copytree(root / "docs" / "rl", tmp_path / "docs" / "rl")
+    out = "docs/models/planner_2suit.safetensors"
+    args = ["--model", out, "--out", out, "--record", "docs/rl/test_planner_2suit.json",
+            "--title", "t", "--trained", "x", "--training-command", "make y"]  # fmt: skip
+    done = _script("ship_model.py", *args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    card = SavedModel.read(tmp_path / out).card
+    record = json.loads((tmp_path / "docs/rl/test_planner_2suit.json").read_text())
+    assert card["test_win_rate"] == record["summaries"][0]["win_rate"]
+    assert card["evaluation_command"].startswith(f"spider-env evaluate --agent {out}")
+    for wrong in (
+        [*args[:5], "docs/rl/test_fast_2suit.json", *args[6:]],  # another model's record
+        [*args[:5], "docs/rl/missing.json", *args[6:]],
+        args[:4],  # flags missing
+    ):
+        bad = _script("ship_model.py", *wrong, cwd=tmp_path)
+        assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr

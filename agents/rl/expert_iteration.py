@@ -480,11 +480,6 @@ def check_inputs(s: PipelineSettings) -> None:
         check_store(s.folder() / "dagger", _spec(s, "clone.safetensors", s.dagger_every))
 
 
-def _total(shards: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = ("games", "won", "steps", "decisions", "planned", "cpu_seconds")
-    return {k: sum(x[k] for x in shards) for k in keys}
-
-
 def _save(record: _Record, stage: str, summary: dict[str, Any], wall: float, c0: float) -> None:
     """Record ``stage``: its wall seconds and CPU seconds (the workers' included; the
     demonstrations' added to those of earlier runs, which they resumed)."""
@@ -525,9 +520,9 @@ def run(s: PipelineSettings) -> dict[str, Any]:
             summary = stage_demos(s, shards) if stage == "demos" else RUNNERS[stage](s)
         except KeyboardInterrupt:
             if stage == "demos":  # what was played counts: the next run adds to it
-                from .planner_demos import store_summary
+                from .planner_demos import store_summary, total
 
-                played = {"played": _total(shards), "interrupted": True,
+                played = {"played": total(shards), "interrupted": True,
                           "store": store_summary(folder / "demos")}  # fmt: skip
                 _save(record, stage, played, time.perf_counter() - w0, c0)
             raise

@@ -426,7 +426,7 @@ def fill_store(
         played.append(summary)
         if progress is not None:
             progress(summary)
-    now = _total(played)
+    now = total(played)
     now["wall_seconds"] = round(time.perf_counter() - t0, 1)
     return {"played": now, "store": store_summary(root)}
 
@@ -458,7 +458,8 @@ def _run_on_ray(tasks: list[ShardTask], address: str) -> Iterator[dict[str, Any]
                 yield ray.get(ref)
 
 
-def _total(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+def total(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The sums of shards' summaries (:func:`summarise`)."""
     keys = ("games", "won", "steps", "decisions", "planned", "cpu_seconds")
     return {k: sum(s[k] for s in summaries) for k in keys}
 
@@ -485,13 +486,13 @@ def store_summary(folder: str | Path) -> dict[str, Any]:
     """Shards, games, wins, decisions, CPU seconds and bytes on disk of a store."""
     spec = read_spec(folder)
     paths = shard_paths(folder)
-    total = _total([summarise(read_shard(p, spec)) for p in paths])
-    total["shards"] = len(paths)
-    total["bytes"] = sum(p.stat().st_size for p in paths)
-    if total["games"]:
-        total["cpu_seconds_per_game"] = round(total["cpu_seconds"] / total["games"], 2)
-        total["bytes_per_decision"] = round(total["bytes"] / max(1, total["decisions"]), 1)
-    return total
+    out = total([summarise(read_shard(p, spec)) for p in paths])
+    out["shards"] = len(paths)
+    out["bytes"] = sum(p.stat().st_size for p in paths)
+    if out["games"]:
+        out["cpu_seconds_per_game"] = round(out["cpu_seconds"] / out["games"], 2)
+        out["bytes_per_decision"] = round(out["bytes"] / max(1, out["decisions"]), 1)
+    return out
 
 
 def returns(
@@ -600,4 +601,5 @@ __all__ = [
     "shards_of",
     "store_summary",
     "summarise",
+    "total",
 ]

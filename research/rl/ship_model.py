@@ -16,7 +16,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from spider_env.agents.model_file import SavedModel
 
@@ -51,7 +51,8 @@ def card(record: dict[str, Any], out: str, args: argparse.Namespace) -> dict[str
     }
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (every flag required but ``--validation-deals``)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", required=True, help="the trained model file")
     p.add_argument("--out", required=True, help="docs/models/NAME.safetensors")
@@ -60,6 +61,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--trained", required=True, help="how it was trained, in one sentence")
     p.add_argument("--training-command", required=True)
     p.add_argument("--validation-deals", default="1000:1200")
+
+    def one_line(message: str) -> NoReturn:  # errors in one line, status 2, as the CLI's
+        p.exit(2, f"{p.prog}: error: {message}\n")
+
+    p.error = one_line  # type: ignore[method-assign]
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = build_parser()
     args = p.parse_args(argv)
     try:
         saved = SavedModel.read(args.model)
