@@ -157,6 +157,16 @@ def replay(
             raise ValueError(f"deal {demo.deal}: the game ended before step {i + 1}")
 
 
+def discounted_returns(rewards: np.ndarray, gamma: float) -> np.ndarray:
+    """Each step's discounted return (float32) from the rewards of a game's steps."""
+    out = np.zeros(len(rewards), np.float32)
+    acc = 0.0
+    for i in range(len(rewards) - 1, -1, -1):
+        acc = float(rewards[i]) + gamma * acc
+        out[i] = acc
+    return out
+
+
 @dataclass
 class BCDataset:
     """Decisions of demonstrations in the ``obs_mode="actions"`` encoding, for cloning.
@@ -243,11 +253,7 @@ def build_bc_dataset(
             n += 1
         if demo.won and rewards:
             rewards[-1] += 1.0 + RunsReward().win_bonus  # it completes the last run and wins
-        ret = np.zeros(len(rewards), np.float32)
-        acc = 0.0
-        for i in range(len(rewards) - 1, -1, -1):
-            acc = rewards[i] + gamma * acc
-            ret[i] = acc
+        ret = discounted_returns(np.asarray(rewards, np.float64), gamma)
         rets.append(ret)
     if not target:
         raise ValueError("no decisions in the demonstrations")
@@ -271,6 +277,7 @@ __all__ = [
     "BCDataset",
     "Demonstration",
     "build_bc_dataset",
+    "discounted_returns",
     "load_demonstrations",
     "record_demonstrations",
     "replay",

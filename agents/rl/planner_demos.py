@@ -443,19 +443,10 @@ def _run(tasks: list[ShardTask], jobs: int, ray: str | None) -> Iterator[dict[st
 
 
 def _run_on_ray(tasks: list[ShardTask], address: str) -> Iterator[dict[str, Any]]:
-    from spider_env.apps.evaluation.ray_backend import ray_session, require_ray
+    from spider_env.apps.evaluation.ray_backend import ray_map, ray_session
 
-    ray = require_ray()
     with ray_session(address) as session:
-        remote = ray.remote(num_cpus=1)(play_shard)
-        todo = list(reversed(tasks))
-        pending: list[Any] = []
-        while todo or pending:
-            while todo and len(pending) < 2 * session.cpus:
-                pending.append(remote.remote(todo.pop()))
-            ready, pending = ray.wait(pending, num_returns=1)
-            for ref in ready:
-                yield ray.get(ref)
+        yield from ray_map(play_shard, tasks, session.cpus)
 
 
 def total(summaries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -504,12 +495,9 @@ def returns(
     r = np.diff(np.concatenate(([0], runs.astype(np.float64))))
     if won and len(r):
         r[-1] += bonus
-    out = np.zeros(len(r), np.float32)
-    acc = 0.0
-    for i in range(len(r) - 1, -1, -1):
-        acc = r[i] + gamma * acc
-        out[i] = acc
-    return out
+    from .imitation import discounted_returns
+
+    return discounted_returns(r, gamma)
 
 
 def load_store(

@@ -157,24 +157,22 @@ def _cpus(ray: Any) -> int:
     return max(1, int(resources.get("CPU", 1)))
 
 
-def play_on_ray(
-    chunks: Sequence[Chunk], cpus: int, done: Callable[[int, list[DealRecord]], None]
-) -> None:
-    """Play ``chunks`` as Ray tasks (at most ``2 * cpus`` submitted at a time);
-    ``done(index, records)`` as each chunk ends.
+def ray_map(fn: Callable[[Any], Any], items: Sequence[Any], cpus: int) -> Iterator[Any]:
+    """``fn(item)`` of each of ``items`` as Ray tasks (at most ``2 * cpus`` submitted at a
+    time), yielded as each ends (not in order).
 
-    The exception of a chunk (e.g. ``AgentError``) is raised here as itself; a task that
-    Ray could not run (its worker died) is a :class:`~.workers.WorkerError`.
+    The exception of a task is raised here as itself; a task that Ray could not run (its
+    worker died) is a :class:`~.workers.WorkerError`.
 
-    On an error or an interrupt the chunks still submitted are not cancelled: Ray's
+    On an error or an interrupt the tasks still submitted are not cancelled: Ray's
     ``ray.cancel`` races with a task that is finishing and can abort this process (ray 2.60:
     "Check failed ... Tried to complete task that was not pending", seen in this project's
     tests). :func:`ray_session` ends them: its shutdown or disconnect ends the job's tasks; on
-    a connection the caller opened, they run to their end (at most ``2 * cpus`` chunks).
+    a connection the caller opened, they run to their end (at most ``2 * cpus`` tasks).
     """
     ray = require_ray()
-    task = ray.remote(num_cpus=1)(play_chunk)
-    todo = list(reversed(chunks))
+    task = ray.remote(num_cpus=1)(fn)
+    todo = list(reversed(items))
     window = max(2, 2 * cpus)
     pending: list[Any] = []
     while todo or pending:
@@ -183,17 +181,32 @@ def play_on_ray(
         ready, pending = ray.wait(pending, num_returns=1)
         for ref in ready:
             try:
-                index, recs = ray.get(ref)
+                result = ray.get(ref)
             except ray.exceptions.RayTaskError as exc:
                 cause = getattr(exc, "cause", None)
                 if isinstance(cause, Exception):
                     raise cause from None
                 raise
             except ray.exceptions.RayError as exc:
-                raise WorkerError(
-                    f"a Ray task of the evaluation could not finish: {_line(exc)}"
-                ) from None
-            done(index, recs)
+                raise WorkerError(f"a Ray task could not finish: {_line(exc)}") from None
+            yield result
 
 
-__all__ = ["LOCAL", "RaySession", "check_address", "play_on_ray", "ray_session", "require_ray"]
+def play_on_ray(
+    chunks: Sequence[Chunk], cpus: int, done: Callable[[int, list[DealRecord]], None]
+) -> None:
+    """Play ``chunks`` as Ray tasks (:func:`ray_map`); ``done(index, records)`` as each chunk
+    ends."""
+    for index, recs in ray_map(play_chunk, chunks, cpus):
+        done(index, recs)
+
+
+__all__ = [
+    "LOCAL",
+    "RaySession",
+    "check_address",
+    "play_on_ray",
+    "ray_map",
+    "ray_session",
+    "require_ray",
+]
