@@ -8,7 +8,8 @@ players we ship, and the player of a trained model.
 * :class:`ExpertAgent` (``"expert"``, ``"expert:samples=8,nodes=60000"``): samples layouts of
   the unseen cards and plays the move the perfect-information solver's lines agree on (needs
   numba).
-* :class:`PlannerAgent` (``"planner"``, ``"planner:evals=96,width=4"``): the strongest player;
+* :class:`PlannerAgent` (``"planner"``, ``"planner:budget=3072"``, ``"planner:evals=96,width=4"``):
+  the strongest player, its strength set by one dial (``budget``, scores per decision);
   chooses among the positions it can reach before the next card turns up, each scored over
   sampled layouts of the unseen cards (needs numba; its class docstring describes it).
 * :class:`ModelAgent` (``"path/to/model.safetensors"``, :func:`load_model_agent`): a trained

@@ -93,19 +93,26 @@ BUDGET: dict[str, tuple[int, int, int]] = {
     "cap": (0, 0, 1_000_000),
 }
 BUDGET_KEYS = tuple(BUDGET)
+#: The dial ``budget``'s smallest and largest settings (scores per planned decision).
+DIAL = (1, 100_000)
+#: The keys of a spec ``planner:KEY=N,...``: the dial and the options.
+SPEC_KEYS = ("budget", *BUDGET_KEYS)
+#: The options the dial scales (:func:`dial_budget`); the others keep the game's default.
+DIAL_KEYS = ("evals", "candidates", "screen", "cap")
 
 
 def parse_planner_spec(spec: str) -> dict[str, int]:
     """The budget of an agent spec ``planner`` or ``planner:evals=96,width=3`` (keys
     :data:`BUDGET_KEYS`); ``ValueError`` naming what is wrong."""
-    return parse_budget_spec(spec, "planner", BUDGET_KEYS)
+    return parse_budget_spec(spec, "planner", SPEC_KEYS)
 
 
 def default_budget(variant: Variant | str) -> dict[str, int]:
     """The planner's budget when none is given, for ``variant`` (a :class:`Variant` or its
     name; ``ValueError``/``TypeError`` otherwise, from :func:`get_variant`): the defaults of
     :data:`BUDGET`, with :data:`FOUR_SUITS_BUDGET` for a game of four suits,
-    :data:`TWO_SUITS_BUDGET` for a game of two and :data:`ONE_SUIT_BUDGET` for a game of one."""
+    :data:`TWO_SUITS_BUDGET` for a game of two and :data:`ONE_SUIT_BUDGET` for a game of one
+    (the dial's settings at its default, the game's ``evals``: :func:`dial_budget`)."""
     v = get_variant(variant)
     out = {key: default for key, (default, _, _) in BUDGET.items()}
     if v.suits == 4:
@@ -114,6 +121,31 @@ def default_budget(variant: Variant | str) -> dict[str, int]:
         out.update(TWO_SUITS_BUDGET)
     elif v.suits == 1:
         out.update(ONE_SUIT_BUDGET)
+    return out
+
+
+def dial_budget(variant: Variant | str, budget: int) -> dict[str, int]:
+    """The planner's settings on ``variant`` at the dial ``budget``: ``budget`` scores per
+    planned decision, the game's other settings scaled from its default
+    (:func:`default_budget`, whose ``evals`` is the dial's setting there) by the ratio ``r`` =
+    ``budget`` / default ``evals``: ``candidates`` by the square root of ``r`` (at least 2),
+    ``screen`` (where the game screens) by the square root of ``r`` (at least the candidates),
+    ``cap`` (where the game caps) by ``r`` (at least 1); the beam (``width``, ``nodes``),
+    ``late`` and ``exact`` stay the game's. At the game's default ``evals`` every setting is
+    the default; each setting is a non-decreasing function of ``budget``, and the CPU time of
+    a game grows about in proportion (docs/guide/players.md has the measured seconds)."""
+    budget = check_int("budget", budget, *DIAL)
+    out = default_budget(variant)
+    r = budget / out["evals"]
+    out["evals"] = budget
+    out["candidates"] = min(
+        BUDGET["candidates"][2], max(2, round(out["candidates"] * math.sqrt(r)))
+    )
+    if out["screen"]:
+        screen = max(out["candidates"], round(out["screen"] * math.sqrt(r)))
+        out["screen"] = min(BUDGET["screen"][2], screen)
+    if out["cap"]:
+        out["cap"] = min(BUDGET["cap"][2], max(1, round(out["cap"] * r)))
     return out
 
 
@@ -314,9 +346,17 @@ class PlannerAgent(BaseAgent):
     closure without a win or an event shows the game lost (no card will turn up, no deal come:
     :attr:`lost`), and the lookahead agent plays it out without another search.
 
+    **The dial** ``budget`` (``planner:budget=N``): one number sets the strength, ``N`` scores
+    per planned decision, and the settings below are derived from it (:func:`dial_budget`: the
+    candidates and the screen grow as its square root, the cap in proportion, the beam stays
+    the game's). Its default is the game's ``evals`` (48 / 192 / 768 on 1 / 2 / 4 suits), where
+    ``planner:budget=N`` plays exactly as ``planner``; a game's CPU time grows about in
+    proportion to ``N`` (the measured seconds per game and win rates at each budget are in
+    docs/guide/players.md). Keys given with it override what it derives.
+
     **Options** (``planner:KEY=N,...``, or keyword arguments; ``None`` takes the game's default,
-    :func:`default_budget`; each an int in its range of :data:`BUDGET`, else ``TypeError`` /
-    ``ValueError`` naming it). Defaults on games of 1 / 2 / 4 suits:
+    :func:`default_budget`, or the dial's; each an int in its range of :data:`BUDGET`, else
+    ``TypeError`` / ``ValueError`` naming it). Defaults on games of 1 / 2 / 4 suits:
 
     * ``evals``: scores per planned decision (48 / 192 / 768);
     * ``candidates``: candidates scored at most (12 / 24 / 24);
@@ -328,8 +368,9 @@ class PlannerAgent(BaseAgent):
       budget (0 / 0 / 45);
     * ``exact``: positions of the beam solver when nothing is unseen (2,000,000 on every game).
 
-    A spec's name says what plays: the options that differ from :data:`BUDGET`'s base and those
-    of :data:`GAME_KEYS` are named (``planner:evals=96,nodes=8000``).
+    A spec's name says what plays: the dial, the options that differ from :data:`BUDGET`'s base
+    and those of :data:`GAME_KEYS` are named (``planner:evals=96,nodes=8000``,
+    ``planner:budget=3072``).
 
     **Hooks** (attributes set after construction, e.g. on an agent of :func:`make_agent
     <spider_env.agents.make_agent>`; no spec key, not in the name):
@@ -371,6 +412,7 @@ class PlannerAgent(BaseAgent):
         screen: int | None = None,
         late: int | None = None,
         cap: int | None = None,
+        budget: int | None = None,
     ) -> None:
         super().__init__(variant, seed)
         given = {
@@ -390,7 +432,11 @@ class PlannerAgent(BaseAgent):
             for key, value in given.items()
             if value is not None
         }
+        #: the dial as given (``None``: the game's default, its ``evals``; :attr:`dial`)
+        self.given_dial = None if budget is None else check_int("budget", budget, *DIAL)
         named = [f"{k}={v}" for k, v in self.given.items() if k in GAME_KEYS or v != BUDGET[k][0]]
+        if self.given_dial is not None:
+            named.insert(0, f"budget={self.given_dial}")
         if named:
             self.name = "planner:" + ",".join(named)
         self._observer: Observer | None = None
@@ -398,7 +444,7 @@ class PlannerAgent(BaseAgent):
         #: the budget played with (known with the game: at construction or the first act)
         self.budget: dict[str, int] = {}
         if self.variant is not None:
-            self.budget = default_budget(self.variant) | self.given
+            self.budget = self._settings(self.variant)
         self._fallback = LookaheadAgent(variant, seed)
         self._search: Any = None
         self._exact: Any = None
@@ -410,6 +456,21 @@ class PlannerAgent(BaseAgent):
         self.decisions = 0
         self.scores = 0
         self.generated = 0
+
+    def _settings(self, v: Variant) -> dict[str, int]:
+        """The settings played with on ``v``: the game's default, or those of the dial
+        ``budget`` if it was given (:func:`dial_budget`), then the options given."""
+        dial = self.given_dial
+        base = default_budget(v) if dial is None else dial_budget(v, dial)
+        return base | self.given
+
+    @property
+    def dial(self) -> int | None:
+        """The dial's setting (``budget``): as given, else the game's default ``evals``
+        (``None`` until the game is known)."""
+        if self.given_dial is not None:
+            return self.given_dial
+        return self.budget["evals"] if self.budget and "evals" not in self.given else None
 
     @property
     def observer(self) -> Observer | None:
@@ -494,7 +555,7 @@ class PlannerAgent(BaseAgent):
     def act(self, obs: Any, mask: np.ndarray, info: Mapping[str, Any] | None = None) -> int:
         v = self._variant(info)
         if not self.budget:
-            self.budget = default_budget(v) | self.given
+            self.budget = self._settings(v)
         legal = self._legal(mask, v)
         if self._plan and self._plan[0] in legal:
             return self._plan.pop(0)
@@ -691,9 +752,12 @@ def _checked(draws: Iterator[np.ndarray], cards: np.ndarray) -> Iterator[np.ndar
 __all__ = [
     "BUDGET",
     "BUDGET_KEYS",
+    "DIAL",
+    "DIAL_KEYS",
     "FOUR_SUITS_BUDGET",
     "GAME_KEYS",
     "ONE_SUIT_BUDGET",
+    "SPEC_KEYS",
     "TWO_SUITS_BUDGET",
     "Decision",
     "Layouts",
@@ -701,6 +765,7 @@ __all__ = [
     "PlannedDecision",
     "PlannerAgent",
     "default_budget",
+    "dial_budget",
     "fill_for_deal",
     "halving_schedule",
     "parse_planner_spec",

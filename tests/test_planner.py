@@ -20,15 +20,21 @@ from conftest import (
     pickled_copy_plays_on,
     play,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from spider_env.agents import PlannerAgent, make_agent
 from spider_env.agents.planner import (
     BUDGET,
     BUDGET_KEYS,
+    DIAL,
+    DIAL_KEYS,
     FOUR_SUITS_BUDGET,
     ONE_SUIT_BUDGET,
+    SPEC_KEYS,
     TWO_SUITS_BUDGET,
     PlannedDecision,
     default_budget,
+    dial_budget,
     fill_for_deal,
     halving_schedule,
     retry_wait,
@@ -522,7 +528,7 @@ def test_halving_schedule_halves_and_stays_within_the_budget() -> None:
         ("planner:cap=-1", "cap must be an int in 0..1,000,000, got -1"),
         ("planner:exact=60000000", "exact must be an int in 1..50,000,000"),
         ("planner:foo=1", "bad planner budget 'foo=1'.*evals, candidates, width"),
-        *[(f"planner:{key}=1", f"bad planner budget '{key}=1'.*one of evals,") for key in DROPPED],
+        *[(f"planner:{k}=1", f"bad planner budget '{k}=1'.*one of budget, evals") for k in DROPPED],
         ("planner:", "bad planner budget ''"),
         ("planner:evals=2,,nodes=3000", "bad planner budget ''"),
         ("planner:evals", "bad planner budget 'evals'"),
@@ -556,7 +562,7 @@ def test_bad_budget_arguments_are_refused(
 
 def test_the_options_are_the_budget_keys_and_a_dropped_one_is_refused() -> None:
     kept = ("evals", "candidates", "width", "nodes", "exact", "screen", "late", "cap")
-    assert kept == BUDGET_KEYS
+    assert kept == BUDGET_KEYS and ("budget", *kept) == SPEC_KEYS
     for key in DROPPED:
         with pytest.raises(TypeError, match=key):
             PlannerAgent("spider-1suit", **{key: 1})
@@ -766,3 +772,105 @@ def test_the_fill_for_a_deal_uses_legal_single_card_moves_that_complete_no_run()
     # nothing to fill: no plan
     dealt = apply(state, deal_ids(v)[0])
     assert fill_for_deal(game, game.from_state(dealt)) == []
+
+
+# --- the dial: planner:budget=N --------------------------------------------------------------
+DIAL_GAMES = (
+    "spider-1suit",
+    "spider-2suit",
+    "spider-4suit",
+    "spiderette-1suit",
+    "spiderette-4suit",
+    "scorpion",
+    "simple-simon",
+    "spider-tournament-2suit",
+)
+
+
+@pytest.mark.parametrize("name", DIAL_GAMES)
+def test_the_dial_at_the_games_default_is_the_default_budget(name: str) -> None:
+    default = default_budget(name)
+    assert dial_budget(name, default["evals"]) == default
+    at_default = make_agent(f"planner:budget={default['evals']}", name)
+    assert isinstance(at_default, PlannerAgent)
+    assert at_default.budget == make_agent("planner", name).budget == default
+    assert (
+        at_default.dial == default["evals"]
+        and at_default.name == f"planner:budget={default['evals']}"
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=st.sampled_from(DIAL_GAMES),
+    low=st.integers(DIAL[0], DIAL[1]),
+    high=st.integers(DIAL[0], DIAL[1]),
+)
+def test_every_setting_the_dial_derives_never_falls_as_the_budget_grows(
+    name: str, low: int, high: int
+) -> None:
+    low, high = min(low, high), max(low, high)
+    a, b = dial_budget(name, low), dial_budget(name, high)
+    assert a["evals"] == low and b["evals"] == high
+    for key in BUDGET_KEYS:
+        lo, hi = BUDGET[key][1:]
+        assert lo <= a[key] <= b[key] <= hi, key
+        if key not in DIAL_KEYS:
+            assert a[key] == b[key] == default_budget(name)[key], key  # the beam stays the game's
+
+
+def test_the_dial_scales_the_candidates_by_the_root_and_the_cap_in_proportion() -> None:
+    four = dial_budget("spider-4suit", 4 * 768)
+    assert four["candidates"] == 2 * 24 and four["cap"] == 4 * 45
+    assert four["width"] == 4 and four["nodes"] == 16_000
+    one = dial_budget("spider-1suit", 12)
+    assert one["candidates"] == 6 and one["screen"] == 128 and one["late"] == 4
+    assert dial_budget("spider-2suit", 1)["candidates"] == 2  # at least two to choose from
+    assert dial_budget("spider-4suit", 1)["cap"] == 1
+
+
+def test_options_given_with_the_dial_override_what_it_derives_and_are_named() -> None:
+    agent = make_agent("planner:width=3,budget=96", "spider-2suit")
+    assert isinstance(agent, PlannerAgent)
+    assert agent.budget == dial_budget("spider-2suit", 96) | {"width": 3}
+    assert agent.name == "planner:budget=96,width=3" and agent.dial == 96
+    lazy = PlannerAgent(seed=0, budget=48)  # the game comes with the first observation
+    env = SpiderEnv(variant="spider-4suit")
+    obs, info = env.reset(options={"deal": 0})
+    lazy.act(obs, info["action_mask"], info)
+    assert lazy.budget == dial_budget("spider-4suit", 48)
+    assert make_agent("planner:evals=5", "spider-2suit").dial is None  # options, no dial
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "message"),
+    [
+        (0, ValueError, "budget must be an int in 1..100,000, got 0"),
+        (100_001, ValueError, "budget must be an int in 1..100,000, got 100,001"),
+        (True, TypeError, "budget must be an int"),
+        (2.5, TypeError, "budget must be an int"),
+    ],
+)
+def test_a_bad_dial_is_refused_naming_it(value: Any, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        PlannerAgent("spider-2suit", budget=value)
+    with pytest.raises(error, match=message):
+        dial_budget("spider-2suit", value)
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("planner:budget=0", "budget must be an int in 1..100,000, got 0"),
+        ("planner:budget=x", "planner budget budget='x' is not an integer"),
+        ("planner:budget=4,budget=5", "planner budget 'budget' given twice"),
+    ],
+)
+def test_a_bad_dial_on_the_command_line_is_one_line_and_status_2(
+    capsys: Any, spec: str, says: str
+) -> None:
+    from spider_env.apps.cli import main
+
+    assert main(["evaluate", "--agent", spec, "--suits", "2", "--deals", "0:1"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip().count("\n") == 0 and says in err

@@ -51,8 +51,8 @@ GIF_FINAL_MS = 3000
 def _agent_choices() -> str:
     """The agents an ``--agent`` option takes, for help texts."""
     return (
-        f"{', '.join(AGENT_NAMES)}, expert:samples=S,nodes=N, planner:evals=N,... or a trained "
-        "model's PATH.safetensors (or an SB3 PATH.zip)"
+        f"{', '.join(AGENT_NAMES)}, expert:samples=S,nodes=N, planner:budget=N (its dial), "
+        "planner:evals=N,... or a trained model's PATH.safetensors (or an SB3 PATH.zip)"
     )
 
 
