@@ -228,6 +228,17 @@ solver-table: $(STAMP)
 	    --csv docs/solver/$$v-0_1000.csv || exit 1; done
 	$(PY) benchmarks/solver_table.py --dir docs/solver
 
+# The planner's win rate against its dial (planner:budget=N) on deals no default was tuned on:
+# docs/budget/ (one evaluation JSON per game and budget, curve.csv, budget_curve.png; the players
+# guide's "Strength against compute"). Resumes budget by budget. BUDGET_RAY=local (or a
+# cluster's address) plays on Ray.
+BUDGET_CURVE = $(PY) benchmarks/budget_curve.py $(if $(BUDGET_RAY),--ray $(BUDGET_RAY),--jobs 2)
+.PHONY: budget-curves
+budget-curves: $(STAMP)
+	$(BUDGET_CURVE) --suits 1 --budgets 1,3,12,48,128 --deals 700000:700040
+	$(BUDGET_CURVE) --suits 2 --budgets 3,12,48,192,384 --deals 700000:700040
+	$(BUDGET_CURVE) --suits 4 --budgets 6,24,96,384,768,1536 --deals 700000:700030 --markdown
+
 # docs/results.md, the results page, from the result files stored in docs/ (seconds).
 .PHONY: results
 results: $(STAMP)

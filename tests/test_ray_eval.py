@@ -180,3 +180,33 @@ def test_planner_demonstrations_on_a_ray_cluster_are_the_shards_of_one_process(
         for key in x:
             if key != "cpu_seconds":
                 assert np.array_equal(x[key], y[key], equal_nan=key == "scores"), key
+
+
+def test_a_budget_curve_on_a_ray_cluster_plays_the_games_of_one_process(
+    cluster: str, tmp_path: Any, capsys: Any
+) -> None:
+    """benchmarks/budget_curve.py --ray ADDRESS (large budgets on a cluster): the same games,
+    deal for deal, as --jobs 1."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "budget_curve.py"
+    spec = importlib.util.spec_from_file_location("budget_curve_ray", path)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    flags = ["--suits", "1", "--budgets", "2", "--deals", "3:5", "--max-steps", "40"]
+    assert script.main([*flags, "--jobs", "1", "--out-dir", str(tmp_path / "local")]) == 0
+    assert script.main([*flags, "--ray", cluster, "--out-dir", str(tmp_path / "ray")]) == 0
+    assert f"--ray {cluster}" in capsys.readouterr().out
+    local, remote = (
+        json.loads((tmp_path / where / "spider-1suit-budget-2.json").read_text())
+        for where in ("local", "ray")
+    )
+    assert remote["backend"] == f"ray {cluster}" and local["backend"] == "local"
+    assert without_timing_rows(remote["records"]) == without_timing_rows(local["records"])
+
+
+def without_timing_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.items() if k not in TIMING} for row in rows]
