@@ -102,8 +102,9 @@ DIAL_KEYS = ("evals", "candidates", "screen", "cap")
 
 
 def parse_planner_spec(spec: str) -> dict[str, int]:
-    """The budget of an agent spec ``planner`` or ``planner:evals=96,width=3`` (keys
-    :data:`BUDGET_KEYS`); ``ValueError`` naming what is wrong."""
+    """The budget of an agent spec ``planner``, ``planner:budget=3072`` or
+    ``planner:evals=96,width=3`` (keys :data:`SPEC_KEYS`: the dial and :data:`BUDGET_KEYS`);
+    ``ValueError`` naming what is wrong."""
     return parse_budget_spec(spec, "planner", SPEC_KEYS)
 
 
@@ -132,8 +133,8 @@ def dial_budget(variant: Variant | str, budget: int) -> dict[str, int]:
     ``screen`` (where the game screens) by the square root of ``r`` (at least the candidates),
     ``cap`` (where the game caps) by ``r`` (at least 1); the beam (``width``, ``nodes``),
     ``late`` and ``exact`` stay the game's. At the game's default ``evals`` every setting is
-    the default; each setting is a non-decreasing function of ``budget``, and the CPU time of
-    a game grows about in proportion (docs/guide/players.md has the measured seconds)."""
+    the default; each setting is a non-decreasing function of ``budget``, and so is the CPU
+    time of a game (docs/guide/players.md has the measured seconds)."""
     budget = check_int("budget", budget, *DIAL)
     out = default_budget(variant)
     r = budget / out["evals"]

@@ -30,9 +30,10 @@ from spider_env.agents.planner import DIAL, default_budget
 from spider_env.agents.rl.settings import ArgumentParser, UsageError
 
 from spider_env.apps.evaluation.flags import check_games, check_writable
-from spider_env.apps.evaluation.stats import format_p, mcnemar_exact, wilson_interval
+from spider_env.apps.evaluation.stats import format_p, wilson_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ladder import mcnemar
 from reference import cartpole_steps_per_second
 
 OUT_DIR = "docs/budget"
@@ -93,13 +94,15 @@ def play_point(
     budget: int,
     deals: list[int],
     *,
+    spelled: str,
     seed: int = 0,
     max_steps: int | None = None,
     jobs: int = 1,
     ray: str | None = None,
     out: Path,
 ) -> None:
-    """Evaluate ``planner:budget=N`` on ``deals`` and write its file (unless it is there)."""
+    """Evaluate ``planner:budget=N`` on ``deals`` (``spelled``: as ``--deals`` gave them) and
+    write its file (unless it is there)."""
     from spider_env.apps.evaluation import evaluate
     from spider_env.apps.evaluation.episode import step_limit
 
@@ -110,7 +113,7 @@ def play_point(
     where = f"--ray {ray}" if ray else f"--jobs {jobs}"
     print(
         f"$ spider-env evaluate --agent planner:budget={budget} --variant {variant} --deals "
-        f"{deals[0]}:{deals[-1] + 1} --seed {seed} --max-steps {step_limit(max_steps)} {where} "
+        f"{spelled} --seed {seed} --max-steps {step_limit(max_steps)} {where} "
         f"--json {path}",
         flush=True,
     )
@@ -150,7 +153,6 @@ def load_points(out: Path) -> list[dict[str, Any]]:
                 "wins": {r["deal"]: bool(r["won"]) for r in recs},
                 "seconds": sum(r["seconds"] for r in recs) / max(1, len(recs)),
                 "cartpole": data.get("cartpole_steps_per_second"),
-                "backend": data.get("backend", ""),
             }
         )
     return sorted(points, key=lambda p: (p["variant"], p["budget"]))
@@ -187,12 +189,10 @@ def curve_rows(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "vs_default_p": "",
         }
         if ref is not None and ref is not p:
-            common = set(wins) & set(ref["wins"])
-            a = sum(1 for d in common if wins[d] and not ref["wins"][d])
-            b = sum(1 for d in common if ref["wins"][d] and not wins[d])
+            _, a, b, p_value = mcnemar(wins, ref["wins"])
             row["vs_default_only_this"] = a
             row["vs_default_only_default"] = b
-            row["vs_default_p"] = format_p(mcnemar_exact(a, b))
+            row["vs_default_p"] = format_p(p_value)
         rows.append(row)
     return rows
 
@@ -334,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
                 v.name,
                 budget,
                 deals,
+                spelled=args.deals,
                 seed=args.seed,
                 max_steps=args.max_steps,
                 jobs=jobs,
