@@ -345,7 +345,9 @@ class PlannerAgent(BaseAgent):
     columns filled one card at a time so that the stock can be dealt (:func:`fill_for_deal`); a
     search that finds nothing is not tried again for a while (:func:`retry_wait`); a whole
     closure without a win or an event shows the game lost (no card will turn up, no deal come:
-    :attr:`lost`), and the lookahead agent plays it out without another search.
+    :attr:`lost`): it is played out without another search, along the closure to its position
+    with the most runs completed, then by the first legal move (the outcome and the runs are
+    settled; the step limit ends the game).
 
     **The dial** ``budget`` (``planner:budget=N``): one number sets the strength, ``N`` scores
     per planned decision, and the settings below are derived from it (:func:`dial_budget`: the
@@ -499,7 +501,7 @@ class PlannerAgent(BaseAgent):
 
     @property
     def lost(self) -> bool:
-        """Whether a whole closure has shown this game lost (the lookahead agent plays it out;
+        """Whether a whole closure has shown this game lost (then played out without a search;
         cleared by :meth:`reset` and :meth:`replan`)."""
         return self._lost
 
@@ -577,7 +579,7 @@ class PlannerAgent(BaseAgent):
         from spider_env.search.solver import without_undo
 
         if self._lost:
-            return [int(self._fallback.act(obs, mask, info))]
+            return self._idle(v, mask)
         search = self._searches(v)
         game = search.game
         view = TableView.from_obs(v, obs)
@@ -601,10 +603,13 @@ class PlannerAgent(BaseAgent):
         if won >= 0:
             return search.path(won)
         if ev_node.size == 0:
-            # a whole closure without a win or an event: no move will ever turn a card up or
-            # deal again, so the game is lost; the lookahead agent plays it out
-            self._lost = not search.full
-            fill = fill_for_deal(game, root) if search.full else []
+            if not search.full:
+                # a whole closure without a win or an event: no move will ever turn a card up
+                # or deal again, so the game is lost; it is played out to the position of the
+                # closure with the most runs completed, then by any legal move
+                self._lost = True
+                return search.path(search.most_runs()) or self._idle(v, mask)
+            fill = fill_for_deal(game, root)
             return fill or [int(self._fallback.act(obs, mask, info))]
         self._failures = 0  # a search found something: the waits start again
         self.decisions += 1
@@ -731,6 +736,13 @@ class PlannerAgent(BaseAgent):
             return [int(a) for a in line]
         self._give_up()
         return []
+
+    def _idle(self, v: Variant, mask: np.ndarray) -> list[int]:
+        """A move of a lost game once its most runs are completed: the first legal move
+        (no move can turn a card up, complete a run or deal; the first legal id if no move
+        is legal)."""
+        legal = self._legal(mask, v)
+        return [next((a for a in legal if a < v.n_move_actions), legal[0])]
 
     def _give_up(self) -> None:
         """A search found nothing: no such search for the next :func:`retry_wait` decisions."""

@@ -202,6 +202,48 @@ def test_a_game_shown_lost_is_played_out_without_searching() -> None:
     assert not agent.lost  # and so is a table that did not follow the agent's moves
 
 
+def test_a_lost_game_is_played_out_to_the_most_runs_in_reach_without_a_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once lost (2-suit deal 13 at step 78, no run completed), the planner neither plans nor
+    asks the lookahead agent: it plays to the most runs completed among the positions its
+    closure reaches (each read back by the pure engine: one run more) and keeps them."""
+    from spider_env.agents.lookahead import LookaheadAgent
+
+    from spider_env.fast.access import unpack
+
+    def no_search(*args: Any) -> None:
+        raise AssertionError("a lost game searched with the lookahead agent")
+
+    v = get_variant("spider-2suit")
+    agent = PlannerAgent(v, 4, evals=12, candidates=6, nodes=1500)
+    env = SpiderEnv(variant=v.name)
+    obs, info = env.reset(options={"deal": 13})
+    agent.reset(seed=4)
+    while not agent.lost:  # ``a``: the first action of the lost game's play-out
+        a = agent.act(obs, info["action_mask"], info)
+        if not agent.lost:
+            obs, *_, info = env.step(a)
+    monkeypatch.setattr(LookaheadAgent, "search", no_search)
+    search = PlanSearch(v)
+    won, events, _ = search.closure(search.game.from_state(env.state))
+    assert won < 0 and events.size == 0 and not search.full and search.positions > 100
+    st = search.game.from_state(env.state)
+    most = 0
+    for rec in search.recs[: search.positions]:
+        unpack(search.pr, rec, st)
+        most = max(most, sum(search.game.to_state(st).completed))
+    assert info["completed_runs"] == 0 < most
+    decisions, runs = agent.decisions, []
+    for _ in range(200):  # the step limit's part of a game, at an env without one
+        obs, _, term, trunc, info = env.step(a)
+        assert not (term or trunc)
+        runs.append(info["completed_runs"])
+        a = agent.act(obs, info["action_mask"], info)
+    assert agent.decisions == decisions and agent.lost
+    assert runs[-1] == most and runs == sorted(runs)
+
+
 def test_a_search_that_keeps_finding_nothing_waits_twice_as_long_each_time() -> None:
     """A closure without an event even listed larger (or a table with nothing unseen and no
     win found) is searched again after 5 decisions, then 10, 20, 40 and 80 at most."""

@@ -50,6 +50,7 @@ from spider_env.fast.game import (
     unpack,
 )
 from spider_env.fast.jit import jit, refresh_cache
+from spider_env.fast.layout import H_COMP
 from spider_env.search.beam import (
     F_FULL,
     Frontier,
@@ -388,6 +389,8 @@ class PlanSearch(OnGame):
         self.ev_node, self.ev_action = self.bufs.ev_node, self.bufs.ev_action
         self.beam = score_buffers(pr, self.width * self.n_buckets, self.nodes)
         self.full = False
+        #: positions the last :meth:`closure` listed (node 0 its root)
+        self.positions = 0
         #: positions the scores' beams (:meth:`evaluate`) have generated, all calls
         self.generated = 0
 
@@ -395,9 +398,16 @@ class PlanSearch(OnGame):
         """:func:`closure` of ``root``: ``(won node or -1, event nodes, event actions)``
         (copies); :attr:`full` says whether something was left out."""
         self.c_table.fill(0)
-        _, n_ev, won, full = closure(self.pr, root, self.bufs)
+        n, n_ev, won, full = closure(self.pr, root, self.bufs)
         self.full = bool(full)
+        self.positions = int(n)
         return int(won), self.ev_node[:n_ev].copy(), self.ev_action[:n_ev].copy()
+
+    def most_runs(self) -> int:
+        """The node of the last :meth:`closure` with the most completed runs (the first such
+        node listed, so one of the fewest moves from the root)."""
+        runs = self.recs[: self.positions, H_COMP : H_COMP + 4].sum(axis=1)
+        return int(np.argmax(runs))
 
     def path(self, node: int) -> list[int]:
         """The actions from the closure's root to ``node``."""
