@@ -244,6 +244,83 @@ def test_a_lost_game_is_played_out_to_the_most_runs_in_reach_without_a_search(
     assert runs[-1] == most and runs == sorted(runs)
 
 
+#: 1-suit deal 5115 at step 57 of the default planner (seed 0): every move the beam's filter
+#: keeps leaves the cards down, but a split it drops (Queen and Jack of a King-Queen-Jack run
+#: onto another King) and ten cards onto that Jack complete a run and turn a card up.
+SPLIT_TURNS_A_CARD = """\
+spider-env state 1
+variant: spider-1suit
+counters: moves=52 deals=5 undos=0 reveals=16 free_used=false
+completed: S=2 H=0 D=0 C=0
+col0: |JS |9S |8S KS
+col1: |2S 4S
+col2: |3S |5S |2S |6S |7S 9S 8S 7S 6S KS QS JS
+col3: |QS |TS |TS |AS |7S KS QS JS KS 5S 9S 4S 4S
+col4: |3S |QS |3S KS 9S KS
+col5: |QS |QS 8S 7S 5S 4S 3S 2S AS 2S AS
+col6: |8S |TS |5S JS AS
+col7: |7S |6S 3S 5S 4S 2S AS
+col8: |6S |6S |TS |TS JS JS TS 9S 8S 7S 6S 5S 4S 3S 2S AS
+col9: 9S 8S
+pile0: -
+pile1: -
+pile2: -
+pile3: -
+pile4: -
+"""
+
+
+def test_a_closure_of_every_move_finds_the_card_the_filter_leaves_down() -> None:
+    """On :data:`SPLIT_TURNS_A_CARD` the filtered closure is whole and finds no event; the
+    closure of every legal move finds the positions and the events the pure rules engine
+    finds (every position reachable without a deal, none but the events turning a card up)."""
+    from spider_env.core.state import State
+
+    v = get_variant("spider-1suit")
+    state = State.from_text(SPLIT_TURNS_A_CARD)
+    filtered, every = PlanSearch(v), PlanSearch(v, every_move=True)
+    won, events, _ = filtered.closure(filtered.game.from_state(state))
+    assert won < 0 and events.size == 0 and not filtered.full
+    won, events, actions = every.closure(every.game.from_state(state))
+    assert won < 0 and not every.full
+    seen, todo, reveals = {state.key()}, [state], set()
+    while todo:
+        s = todo.pop()
+        for a in legal_actions(s):
+            nxt = apply(s, a)
+            if nxt.reveals > s.reveals or nxt.deals > s.deals:
+                reveals.add(nxt.key())
+            elif nxt.key() not in seen:
+                seen.add(nxt.key())
+                todo.append(nxt)
+    assert every.positions == len(seen) > filtered.positions
+    ends = set()
+    for node, a in zip(events.tolist(), actions.tolist(), strict=True):
+        s = state
+        for b in [*every.path(node), a]:
+            s = apply(s, b)
+        ends.add(s.key())
+    assert ends == reveals and len(reveals) >= 1
+    with pytest.raises(TypeError, match="every_move must be a bool, got int"):
+        PlanSearch(v, every_move=1)  # type: ignore[arg-type]
+
+
+def test_a_game_is_not_lost_while_a_move_the_filter_drops_turns_a_card_up() -> None:
+    """Given :data:`SPLIT_TURNS_A_CARD`, the planner plans on the event only the closure of
+    every move finds (the game is not shown lost) and its plan turns the card up."""
+    v = get_variant("spider-1suit")
+    env = SpiderEnv(variant=v.name)
+    obs, info = env.reset(options={"state_text": SPLIT_TURNS_A_CARD})
+    agent = PlannerAgent(v, 0, evals=12, candidates=6, nodes=1500)
+    reveals = env.state.reveals
+    for _ in range(20):
+        obs, _, term, _, info = env.step(agent.act(obs, info["action_mask"], info))
+        assert not agent.lost
+        if env.state.reveals > reveals or term:
+            break
+    assert env.state.reveals > reveals and agent.decisions == 1
+
+
 def test_a_search_that_keeps_finding_nothing_waits_twice_as_long_each_time() -> None:
     """A closure without an event even listed larger (or a table with nothing unseen and no
     win found) is searched again after 5 decisions, then 10, 20, 40 and 80 at most."""

@@ -66,7 +66,7 @@ def games_csv(path: Path, spec: str, variant: str, deals: list[int], max_steps: 
 
 def test_every_research_script_is_smoke_tested_and_has_a_readme() -> None:
     names = {p.stem for p in SCRIPTS}
-    assert names == {"choices", "decision_time", "losses", "oracle", "values"}
+    assert names == {"choices", "decision_time", "game_time", "losses", "oracle", "values"}
     readme = (HERE / "README.md").read_text(encoding="utf-8")
     assert all(f"{name}.py" in readme for name in names)
     assert (HERE / "record.md").exists() and list((HERE / "patches").glob("*.diff"))
@@ -266,4 +266,24 @@ def test_decision_time_counts_the_same_decisions_where_the_hint_plays_the_defaul
     assert isinstance(make_agent("planner", "spider-1suit"), PlannerAgent)
     for extra in (["spider-9suit"], ["spider-1suit", "--max-steps", "0"],
                   ["spider-1suit", "--deals", "x"]):  # fmt: skip
+        one_line_error(capsys, times.main, extra)
+
+
+# --- game_time.py: CPU seconds of a game, and of a lost game played on -------------------------
+def test_game_time_times_each_game_and_the_play_out_of_a_lost_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """2-suit deal 13 (a small budget) is shown lost (at step 75) and played on to the step
+    limit; bad flags are one line with status 2."""
+    times = load("game_time")
+    spec = "planner:evals=12,candidates=6,nodes=1500"
+    out = times.main(["spider-2suit", "--deals", "13", "--agent", spec, "--max-steps", "150"])
+    (game,) = out["games"]
+    assert game["steps"] == 150 and not game["won"] and 0 < game["lost_at"] < 150
+    assert 0 <= game["cpu_after_lost"] <= game["cpu"] and out["total"]["shown_lost"] == 1
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert printed == [game, out["total"]]
+    for extra in (["spider-9suit"], ["spider-2suit", "--max-steps", "0"],
+                  ["spider-2suit", "--deals", "x"], ["spider-2suit", "--agent", "greedy"],
+                  ["spider-2suit", "--agent", "planner:evals=0"]):  # fmt: skip
         one_line_error(capsys, times.main, extra)

@@ -50,7 +50,6 @@ from spider_env.fast.game import (
     unpack,
 )
 from spider_env.fast.jit import jit, refresh_cache
-from spider_env.fast.layout import H_COMP
 from spider_env.search.beam import (
     F_FULL,
     Frontier,
@@ -118,12 +117,16 @@ def face_down_total(pr: np.ndarray, st: np.ndarray) -> int:
 
 
 @jit
-def closure(pr: np.ndarray, root: np.ndarray, bufs: ClosureBuffers) -> tuple[int, int, int, int]:
+def closure(
+    pr: np.ndarray, root: np.ndarray, bufs: ClosureBuffers, every: bool = False
+) -> tuple[int, int, int, int]:
     """The positions reachable from ``root`` without turning a card up or dealing, breadth
-    first, in ``bufs`` (:class:`ClosureBuffers`): ``recs[i]`` (packed), reached from
-    ``parent[i]`` by ``action[i]`` (node 0 is the root), at most ``recs.shape[0]``; and the
-    events from them: ``ev_action[e]`` played in ``ev_node[e]`` turns a card up or deals (each
-    distinct resulting position once), at most ``ev_node.shape[0]``. ``table`` (zeroed, a power
+    first, by the moves the beam's filter keeps (``every``: by every legal move,
+    :func:`spider_env.search.beam.filtered` not applied), in ``bufs``
+    (:class:`ClosureBuffers`): ``recs[i]`` (packed), reached from ``parent[i]`` by
+    ``action[i]`` (node 0 is the root), at most ``recs.shape[0]``; and the events from them:
+    ``ev_action[e]`` played in ``ev_node[e]`` turns a card up or deals (each distinct resulting
+    position once), at most ``ev_node.shape[0]``. ``table`` (zeroed, a power
     of two, at least twice the positions and events) is the transposition table. Returns
     ``(positions, events, won, full)``: ``won`` is a node that wins (-1: none; the search stops
     there), ``full`` 1 when a child found no room (positions or events at their limit; it may
@@ -158,7 +161,7 @@ def closure(pr: np.ndarray, root: np.ndarray, bufs: ClosureBuffers) -> tuple[int
             if forced >= 0:
                 if a != forced:
                     continue
-            elif filtered(pr, st, a, empty_dealt, empty_free, stock):
+            elif not every and filtered(pr, st, a, empty_dealt, empty_free, stock):
                 continue
             copy_state(pr, st, child)
             apply_action(pr, child, a)
@@ -355,7 +358,8 @@ class PlanSearch(OnGame):
 
     ``closure_nodes``: positions a :func:`closure` holds at most (and as many events);
     ``width``, ``nodes``, ``max_depth``: the beam of one score (:func:`beam_value`). Each an int
-    of at least 1 (``TypeError`` / ``ValueError`` otherwise).
+    of at least 1 (``TypeError`` / ``ValueError`` otherwise). ``every_move``: the closure
+    follows every legal move, not only those the beam's filter keeps (a bool).
     """
 
     def __init__(
@@ -366,6 +370,7 @@ class PlanSearch(OnGame):
         width: int = 2,
         nodes: int = 4000,
         max_depth: int = 200,
+        every_move: bool = False,
     ) -> None:
         if variant.undo:
             variant = variant.with_options(undo=False)
@@ -383,6 +388,10 @@ class PlanSearch(OnGame):
             [sum(sizes[len(sizes) - k :]) if k else 0 for k in range(len(sizes) + 1)],
             dtype=np.int64,
         )
+        if not isinstance(every_move, bool):
+            raise TypeError(f"every_move must be a bool, got {type(every_move).__name__}")
+        #: whether a :meth:`closure` follows every legal move (else the beam's filtered ones)
+        self.every_move = every_move
         self.bufs = closure_buffers(pr, check_int("closure_nodes", closure_nodes, 1))
         self.recs, self.parent, self.action = self.bufs.recs, self.bufs.parent, self.bufs.action
         self.c_table = self.bufs.table
@@ -398,7 +407,7 @@ class PlanSearch(OnGame):
         """:func:`closure` of ``root``: ``(won node or -1, event nodes, event actions)``
         (copies); :attr:`full` says whether something was left out."""
         self.c_table.fill(0)
-        n, n_ev, won, full = closure(self.pr, root, self.bufs)
+        n, n_ev, won, full = closure(self.pr, root, self.bufs, self.every_move)
         self.full = bool(full)
         self.positions = int(n)
         return int(won), self.ev_node[:n_ev].copy(), self.ev_action[:n_ev].copy()
@@ -406,8 +415,14 @@ class PlanSearch(OnGame):
     def most_runs(self) -> int:
         """The node of the last :meth:`closure` with the most completed runs (the first such
         node listed, so one of the fewest moves from the root)."""
-        runs = self.recs[: self.positions, H_COMP : H_COMP + 4].sum(axis=1)
-        return int(np.argmax(runs))
+        st = new_state(self.pr)
+        best, node = -1, 0
+        for i in range(self.positions):
+            unpack(self.pr, self.recs[i], st)
+            runs = sum(self.game.completed(st))
+            if runs > best:
+                best, node = runs, i
+        return node
 
     def path(self, node: int) -> list[int]:
         """The actions from the closure's root to ``node``."""
