@@ -195,3 +195,25 @@ def test_the_shipped_2suit_model_names_its_game_and_trainer() -> None:
     saved = SavedModel.read(SHIPPED / "rl_2suit.safetensors")
     assert saved.training["trainer"] == "spider_env.agents.rl.ppo"
     assert saved.env.variant == "spider-2suit" and saved.env.obs_mode == "actions"
+
+
+def test_threads_left_to_choose_are_chosen_from_the_free_cores_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``torch_threads=0`` (the default): the trainer chooses, prints what it chose first and
+    keeps it in the summary; a given count is used as given; a negative one is refused."""
+    assert ppo.BatchedPPOSettings().torch_threads == 0
+    before = torch.get_num_threads()
+    try:
+        settings = {**TINY, "torch_threads": 0, "no_progress": False, "timesteps": 64}
+        summary = ppo.train(ppo.BatchedPPOSettings(**settings, out=str(tmp_path)))  # type: ignore[arg-type]
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first == f"torch threads: {summary['torch_threads_chosen']}"
+        assert summary["torch_threads"] == torch.get_num_threads() >= 1
+        assert "cores usable" in summary["torch_threads_chosen"]
+        summary = ppo.train(ppo.BatchedPPOSettings(**TINY, out=str(tmp_path / "given")))  # type: ignore[arg-type]
+        assert (summary["torch_threads"], summary["torch_threads_chosen"]) == (1, "given")
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(SettingsError, match="torch_threads"):
+        ppo.BatchedPPOSettings(torch_threads=-1)

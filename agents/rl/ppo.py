@@ -60,6 +60,7 @@ from .settings import (
     check_paths,
     setting_up,
 )
+from .threads import choose_threads
 
 DEVICES = ("cpu", "cuda")
 #: The logit of a row that stands for no legal action (its probability is exactly 0).
@@ -127,8 +128,9 @@ class BatchedPPOSettings:
     """seed of the network, the sampling and the training deals"""
     device: str = field(default="cpu", metadata={"choices": DEVICES})
     """where the network runs"""
-    torch_threads: int = 2
-    """torch's CPU threads"""
+    torch_threads: int = 0
+    """torch's CPU threads (0: the cores this process may use that other processes are not
+    using, measured at the start and printed; see agents/rl/threads.py)"""
     out: Annotated[str, OutputDir] = "runs/ppo"
     """output folder: eval.csv, checkpoints/, model.safetensors + model.zip, summary.json"""
     no_progress: bool = False
@@ -138,7 +140,8 @@ class BatchedPPOSettings:
         check_fields(self)
         at_least(self, 1, "num_envs", "n_steps", "timesteps", "update_epochs", "minibatches")
         at_least(self, 1, "hidden", "action_rows", "max_episode_steps", "eval_every")
-        at_least(self, 1, "eval_deals", "eval_envs", "torch_threads")
+        at_least(self, 1, "eval_deals", "eval_envs")
+        at_least(self, 0, "torch_threads")
         at_least(self, 0, "ent_coef", "vf_coef", "target_kl", "bc_coef")
         at_least(self, 1, "bc_steps")
         check(self.bc_coef == 0 or self.bc is not None, "bc_coef",
@@ -348,7 +351,12 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
     if s.device == "cuda" and not torch.cuda.is_available():
         raise SettingsError("device", "cuda is not available here (torch.cuda.is_available())")
     variant = s.game()
-    torch.set_num_threads(s.torch_threads)
+    if s.torch_threads:
+        threads, chosen = s.torch_threads, "given"
+    else:
+        choice = choose_threads()
+        threads, chosen = choice.threads, choice.describe()
+    torch.set_num_threads(threads)
     torch.manual_seed(s.seed)
     with setting_up("bc" if s.bc else None):
         model = _new_model(variant, s)
@@ -361,6 +369,7 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
     with setting_up("out"):
         (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     say = (lambda *a: None) if s.no_progress else print
+    say(f"torch threads: {chosen if s.torch_threads == 0 else f'{threads} (given)'}")
 
     N, T, K = s.num_envs, s.n_steps, s.action_rows
     envs = make_envs(variant, s, N, TRAIN_DEALS, autoreset_mode=AutoresetMode.SAME_STEP)
@@ -566,6 +575,8 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
         "cpu_s": round(cpu, 1),
         "train_steps_per_wall_s": round(global_step / max(train_wall, 1e-9)),
         "train_steps_per_cpu_s": round(global_step / max(train_cpu, 1e-9)),
+        "torch_threads": threads,
+        "torch_threads_chosen": chosen,
         "cpu_s_by_part": {k: round(v, 1) for k, v in timer.cpu.items()},
         "wall_s_by_part": {k: round(v, 1) for k, v in timer.wall.items()},
         "last_update": stats,
