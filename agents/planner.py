@@ -749,9 +749,8 @@ class PlannerAgent(BaseAgent):
         return []
 
     def _idle(self, v: Variant, mask: np.ndarray) -> list[int]:
-        """A move of a lost game once its most runs are completed: the first legal move
-        (no move can turn a card up, complete a run or deal; the first legal id if no move
-        is legal)."""
+        """A move of a lost game once it has reached the most runs its closure holds: the
+        first legal move (the first legal id if no move is legal)."""
         legal = self._legal(mask, v)
         return [next((a for a in legal if a < v.n_move_actions), legal[0])]
 

@@ -369,7 +369,7 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
     with setting_up("out"):
         (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     say = (lambda *a: None) if s.no_progress else print
-    say(f"torch threads: {chosen if s.torch_threads == 0 else f'{threads} (given)'}")
+    say(f"torch threads: {threads} (given)" if s.torch_threads else f"torch threads: {chosen}")
 
     N, T, K = s.num_envs, s.n_steps, s.action_rows
     envs = make_envs(variant, s, N, TRAIN_DEALS, autoreset_mode=AutoresetMode.SAME_STEP)
