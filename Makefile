@@ -1,6 +1,11 @@
 # Two commands do everything on a fresh machine: `make demo` (the core install and a demo) and
 # `make test` (everything: torch, the training extras, the dev tools; then lint, types, tests).
 PYTHON ?= python3
+# Python writes bytecode here even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE=1): otherwise every test process compiles the package and pytest
+# rewrites the asserts of every test module again (measured: collecting the tests took 25 CPU-s
+# per pytest worker, 7 s with the cache). The caches are __pycache__/ folders, ignored by git.
+unexport PYTHONDONTWRITEBYTECODE
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
@@ -72,9 +77,11 @@ typecheck: $(STAMP)
 compile-numba: $(STAMP)
 	$(PY) tests/compile_numba.py --jobs 2
 
-# --durations: the ten slowest tests, in every run's log (CI's time is watched)
+# --durations: the ten slowest tests, in every run's log (CI's time is watched). --dist
+# worksteal: a worker that runs out of tests takes some of the other's, so the run does not end
+# with one worker on a tail of slow tests.
 pytest: $(STAMP) compile-numba
-	$(VENV)/bin/pytest -n 2 --durations=10
+	$(VENV)/bin/pytest -n 2 --dist worksteal --durations=10
 
 # ruff and mypy (one core) side by side with numba's compiling (two processes), then the tests
 test: $(STAMP)

@@ -23,3 +23,18 @@ def test_more_jobs_than_halves_are_refused_in_one_line(capsys: pytest.CaptureFix
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--jobs" in err
+
+
+def test_the_search_functions_compile_once_for_all_their_callers() -> None:
+    """A compiled function given constants by another compiled function is compiled again for
+    their literal types (the beam's expand was compiled three times, about 16 CPU-s each): the
+    planner's score, the beam solver, best-first and depth-first search call each shared
+    function with one signature, so numba's on-disk cache holds one for each (read from its
+    index: a caller loaded from the cache does not load its callees)."""
+    compile_half("search")
+    compile_half("env")
+    from spider_env.search import beam, solver
+
+    for f in (beam.expand, beam.select, beam.filtered, solver._push):
+        index = f._cache._cache_file._load_index()  # numba's cache: signature -> its file
+        assert len(index) == 1, (f.py_func.__name__, list(index))

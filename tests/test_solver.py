@@ -372,8 +372,8 @@ def test_depth_first_search_with_the_filter_decides_scorpion_as_without_it(
     disagree where both finish, and a loss proven without the filter is proven with it (it
     has fewer positions to search)."""
     s = random_position(deal_state("scorpion", deal), random.Random(seed), steps)
-    pruned = solve(s, nodes=300_000, method="dfs")
-    every = solve(s, nodes=300_000, method="dfs", prune=False)
+    pruned = solve(s, nodes=150_000, method="dfs")
+    every = solve(s, nodes=150_000, method="dfs", prune=False)
     event(f"{pruned.verdict} / {every.verdict}")
     if "unknown" not in (pruned.verdict, every.verdict):
         assert pruned.verdict == every.verdict

@@ -331,7 +331,7 @@ def expand(
                 continue
             if prune and (
                 (forced >= 0 and a != forced)
-                or (forced < 0 and filtered(pr, st, a, empty_dealt, empty_free, stock))
+                or (forced < 0 and filtered(pr, st, np.int64(a), empty_dealt, empty_free, stock))
             ):
                 flags[F_PRUNED] = 1
                 continue
@@ -517,7 +517,7 @@ class BeamSolver(OnGame):
                 # room for every child this depth can make (at most every action of each
                 # position), so the table is never more than half full
                 table = self._room(table, int(counters[0]) + 1, min(nf * self.game.n_actions, left))
-                nc = expand(pr, bufs, nf, table, left, counters, flags, self.prune)
+                nc = expand(pr, bufs, nf, table, left, counters, flags, self.prune, 2)
                 self.depth += 1
                 if nc < 0:
                     j = -1 - nc

@@ -137,7 +137,7 @@ def depth_first(
                 if forced >= 0:
                     if a != forced:
                         continue
-                elif filtered(pr, st, a, empty_dealt, empty_free, stock):
+                elif filtered(pr, st, np.int64(a), empty_dealt, empty_free, stock):
                     continue
             if generated >= budget:
                 state[0], state[1] = 0, generated

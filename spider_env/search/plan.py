@@ -161,7 +161,7 @@ def closure(
             if forced >= 0:
                 if a != forced:
                     continue
-            elif not every and filtered(pr, st, a, empty_dealt, empty_free, stock):
+            elif not every and filtered(pr, st, np.int64(a), empty_dealt, empty_free, stock):
                 continue
             copy_state(pr, st, child)
             apply_action(pr, child, a)
@@ -257,9 +257,12 @@ def beam_value(
     counters = np.zeros(2, dtype=np.int64)
     flags = np.zeros(3, dtype=np.int64)
     best = chaos_key(pr, root) + stock_term(stock_by_left, deals_left(pr, root))
-    nf = 1
+    # typed values, not constants: a compiled function given constants by another one is
+    # compiled again for their literal types (expand was compiled three times, 16 CPU-s each)
+    nf, deals = np.int64(1), np.int64(SCORE_DEALS)
+    prune: bool = np.bool_(True)  # type: ignore[assignment]
     for _ in range(max_depth):
-        nc = expand(pr, beam, nf, table, budget, counters, flags, True, SCORE_DEALS)
+        nc = expand(pr, beam, nf, table, budget, counters, flags, prune, deals)
         if nc < 0:
             spent[0] += counters[0]
             return 1.0
@@ -271,7 +274,7 @@ def beam_value(
                     best = key
         if nc == 0 or flags[F_FULL]:
             break
-        nf = select(beam, nc, width, n_buckets, bufs.parent, bufs.action, 0, flags)
+        nf = select(beam, nc, width, n_buckets, bufs.parent, bufs.action, np.int64(0), flags)
     spent[0] += counters[0]
     return graded(pr, best, n_cards)
 

@@ -213,7 +213,7 @@ def _start(
     action[0] = -1
     prio[0] = evaluate(pr, root, w)
     hash_insert(table, position_hash(pr, root))
-    _push(heap, prio, 0, 0)
+    _push(heap, prio, np.int64(0), np.int64(0))  # not literals: one compiled signature
 
 
 @jit
