@@ -21,6 +21,11 @@ Sections (``--sections``, default all: about 1-2 minutes; ``--quick``: a smoke r
   one compiled call and its bookkeeping) vs the whole ``envs.step`` (the env around it = the
   difference), per-env engine cost in ns, action sampling alone, the copies ``copy=True``
   makes (the step with and without them) and the rest (info dict, checks).
+* ``hints``: the cache hints a large batch is stepped with (``spider_env.engine.PREFETCH_FROM``
+  games or more), paired: at each N of ``--hints-n`` (256, 1024, 4096) two ``SpiderVectorEnv``
+  of 4 suits, one with the hints and one without (the switch set around their making), timed
+  in alternation, ``copy=True`` and ``copy=False``; ns per env-step, best of ``2 * --repeats``
+  alternations.
 * ``import``: fresh subprocesses with ``NUMBA_CACHE_DIR`` set to a new empty directory: cold
   (``import spider_env`` + make + reset + one step, numba compiles everything; then the same
   for the vector env), warm (the same with the filled cache) and ``import spider_env`` alone.
@@ -72,7 +77,7 @@ from spider_env.observation import DEFAULT_FEATURE_SLOTS
 from spider_env.rewards import get_reward_fn
 
 CLOCK = time.process_time
-SECTIONS = ("single", "vector", "where", "import", "search")
+SECTIONS = ("single", "vector", "where", "hints", "import", "search")
 SUITS = (1, 2, 4)
 VECTOR_N = (1, 16, 256, 4096)
 MAX_STEPS = 1000  # the registered ids' step limit; the playouts below use it too
@@ -368,7 +373,59 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
     return res
 
 
-# --- 4. import and compile -------------------------------------------------------------------
+# --- 4. the cache hints, paired ---------------------------------------------------------------
+
+
+def hinted_envs(n: int, copy: bool, hints: bool) -> Any:
+    """A 4-suit ``SpiderVectorEnv`` of ``n`` games stepped with the cache hints or without
+    (``spider_env.engine.PREFETCH_FROM`` set around its making), warmed up."""
+    import spider_env.engine as engine_module
+
+    saved = engine_module.PREFETCH_FROM
+    engine_module.PREFETCH_FROM = 1 if hints else 2**62
+    try:
+        envs: Any = gym.make_vec(
+            "Spider-v0", num_envs=n, vectorization_mode="vector_entry_point", suits=4, copy=copy
+        )
+    finally:
+        engine_module.PREFETCH_FROM = saved
+    envs.reset(seed=0)
+    for _ in range(30):
+        envs.step(envs.sample_legal_actions())
+    return envs
+
+
+def section_hints(a: argparse.Namespace, out: dict[str, Any]) -> None:
+    from spider_env.engine import PREFETCH_AHEAD, PREFETCH_FROM
+
+    print(
+        f"\n## 4. cache hints ({PREFETCH_AHEAD} games ahead; on by default from N = "
+        f"{PREFETCH_FROM}), paired, 4 suits: ns per env-step, best of {2 * a.repeats}"
+    )
+    print(f"{'N':>6} {'copy':>5} {'without':>9} {'with':>9} {'change':>7}")
+    res: dict[str, Any] = {}
+    for n in a.hints_n:
+        for copy in (False, True):
+            envs = {hints: hinted_envs(n, copy, hints) for hints in (False, True)}
+            calls = max(2, int(65536 * a.seconds / 0.4) // n)
+            best = {False: float("inf"), True: float("inf")}
+            for _ in range(2 * a.repeats):
+                for hints, e in envs.items():
+                    t0 = CLOCK()
+                    for _ in range(calls):
+                        e.step(e.sample_legal_actions())
+                    best[hints] = min(best[hints], (CLOCK() - t0) / (calls * n) * 1e9)
+            for e in envs.values():
+                e.close()
+            res[f"{n}_{'copy' if copy else 'no_copy'}"] = {
+                "without_ns": best[False], "with_ns": best[True]
+            }  # fmt: skip
+            change = best[True] / best[False] - 1
+            print(f"{n:>6} {copy!s:>5} {best[False]:>9.0f} {best[True]:>9.0f} {change:>+7.0%}")
+    out["hints"] = res
+
+
+# --- 5. import and compile -------------------------------------------------------------------
 
 _CHILD = r"""
 import json, sys, time
@@ -422,7 +479,7 @@ def _child(kind: str, cache: str) -> dict[str, float]:
 
 
 def section_import(a: argparse.Namespace, out: dict[str, Any]) -> None:
-    print("\n## 4. import and compile, fresh subprocesses, WALL-clock seconds (4 suits)")
+    print("\n## 5. import and compile, fresh subprocesses, WALL-clock seconds (4 suits)")
     from spider_env.fast.jit import sources_digest
 
     load_kernel()
@@ -490,7 +547,7 @@ def section_import(a: argparse.Namespace, out: dict[str, Any]) -> None:
     out["import"] = res
 
 
-# --- 5. search operations --------------------------------------------------------------------
+# --- 6. search operations --------------------------------------------------------------------
 
 
 def _numba_loops() -> tuple[Callable[..., int], Callable[..., int], Callable[..., int]]:
@@ -550,7 +607,7 @@ def _numba_loops() -> tuple[Callable[..., int], Callable[..., int], Callable[...
 
 
 def section_search(a: argparse.Namespace, out: dict[str, Any]) -> None:
-    print("\n## 5. search operations, 4 suits: random playouts from deal 0 (per CPU-second)")
+    print("\n## 6. search operations, 4 suits: random playouts from deal 0 (per CPU-second)")
     g = FastGame("spider-4suit")
     u = np.random.default_rng(0).random(4096).tolist()
 
@@ -660,6 +717,7 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=None, help="CPU-s per run (0.4)")
     p.add_argument("--vector-n", type=int, nargs="+", default=list(VECTOR_N), help="N of 'vector'")
     p.add_argument("--where-n", type=int, nargs="+", default=[256, 4096], help="N of 'where'")
+    p.add_argument("--hints-n", type=int, nargs="+", default=[256, 1024, 4096], help="N of 'hints'")
     p.add_argument("--json", type=Path, default=None, help="write every figure to this file")
     a = p.parse_args()
     a.repeats = a.repeats or (1 if a.quick else 3)
@@ -687,6 +745,7 @@ def main() -> None:
         "single": section_single,
         "vector": section_vector,
         "where": section_where,
+        "hints": section_hints,
         "import": section_import,
         "search": section_search,
     }

@@ -442,6 +442,13 @@ class PureEngine(Engine):
 
 # --- the compiled engine --------------------------------------------------------------------------
 
+#: A batch of at least ``PREFETCH_FROM`` games is stepped with cache hints ``PREFETCH_AHEAD``
+#: games ahead (``fast.step._prefetch_game``). Measured on 4-suit random play (a 2-core Xeon, 2
+#: MB of L2 a core): about a quarter less time per game from N = 2048 (4096: 1,500 to 1,130 ns),
+#: and at N = 256, whose buffers stay in the cache, 3-5% more.
+PREFETCH_FROM = 1024
+PREFETCH_AHEAD = 8
+
 
 class CompiledEngine(Engine):
     """The compiled core: every game's state is an ``int32`` vector (:mod:`spider_env.fast.layout`),
@@ -500,6 +507,7 @@ class CompiledEngine(Engine):
         self._config_fields = tuple(StepConfig(
             keys=self._keys, mode=self._rmode, w=self._rw,
             terminate_illegal=self.terminate_illegal, obs_kind=self._obs_kind, flay=self._flay,
+            prefetch=PREFETCH_AHEAD if self.n >= PREFETCH_FROM else 0,
         ))  # fmt: skip
         self._play_args: dict[int, tuple[Any, ...]] = {}
         if self._actions:

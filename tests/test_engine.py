@@ -16,10 +16,13 @@ import pytest
 from test_fast_differential import GROWING, MOVE_0_TO_5
 
 import spider_env as se
+import spider_env.engine as engine_module
 from spider_env.core.rules import legal_actions
 from spider_env.core.state import State
 from spider_env.engine import (
     COUNTERS,
+    PREFETCH_AHEAD,
+    PREFETCH_FROM,
     CompiledEngine,
     Engine,
     PureEngine,
@@ -28,6 +31,7 @@ from spider_env.engine import (
     make_engine,
 )
 from spider_env.env import SpiderEnv
+from spider_env.fast.buffers import StepConfig
 from spider_env.fast.observe import FL_F, FL_G, FL_SLOT_WIDTH, FL_SLOTS
 from spider_env.observation import (
     ColumnOverflowError,
@@ -294,3 +298,55 @@ def test_vector_render_shows_each_game_as_its_single_env_does(backend: str) -> N
         for env, a in zip(singles, acts.tolist()):
             env.step(a)
         assert envs.render() == tuple(env.render() for env in singles)
+
+
+@pytest.mark.parametrize("variant", ["spider-4suit", "scorpion"])
+def test_a_batch_stepped_with_cache_hints_agrees_with_the_pure_engine(
+    variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache hints of a large batch (``fast.step._prefetch_game``) change no result: here
+    given to a batch of 20 games (8 ahead: the last games' hints point past the batch)."""
+    monkeypatch.setattr(engine_module, "PREFETCH_FROM", 1)
+    p, c = engines(20, variant)
+    assert StepConfig(*c._config_fields).prefetch == PREFETCH_AHEAD
+    rows = np.arange(20)
+    for e in (p, c):
+        e.start_deals(rows, rows + 100)
+    rng, draw = np.random.default_rng(3), np.random.default_rng(4)
+    for _ in range(60):
+        acts = actions(rng, p.masks, 0.05)
+        resets = np.where(p.ended, draw.integers(0, 2**32, size=20), -1)
+        assert p.step(acts, resets, 40) == c.step(acts, resets, 40)
+        assert_agree(p, c)
+
+
+def test_only_batches_of_prefetch_from_games_are_given_cache_hints() -> None:
+    settings = {"obs_mode": "dict", "feature_slots": 6, "reward_fn": get_reward_fn("score"),
+                "illegal_reward": -1.0, "terminate_illegal": False}  # fmt: skip
+    v = se.get_variant("spider-1suit")
+    for n, ahead in ((PREFETCH_FROM - 1, 0), (PREFETCH_FROM, PREFETCH_AHEAD)):
+        config = StepConfig(*CompiledEngine(v, n, **settings)._config_fields)
+        assert config.prefetch == ahead
+
+
+def test_a_batch_of_prefetch_from_games_steps_as_it_would_without_the_hints(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At the size that turns the hints on, every buffer after every step equals that of the
+    same batch stepped without them (random legal play, autoresets, the step limit)."""
+    n = PREFETCH_FROM
+    _, hinted = engines(n, "spider-4suit")
+    monkeypatch.setattr(engine_module, "PREFETCH_FROM", n + 1)
+    _, plain = engines(n, "spider-4suit")
+    assert [StepConfig(*e._config_fields).prefetch for e in (hinted, plain)] == [PREFETCH_AHEAD, 0]
+    rows = np.arange(n)
+    for e in (hinted, plain):
+        e.start_deals(rows, rows)
+    draw = np.random.default_rng(5)
+    for step in range(120):
+        acts = np.maximum(hinted.sample_legal(step), 0)
+        resets = np.where(hinted.ended, draw.integers(0, 2**32, size=n), -1)
+        assert hinted.step(acts, resets, 50) == plain.step(acts, resets, 50)
+        for name in (*BUFFERS, "_states", "_legal"):
+            assert np.array_equal(getattr(hinted, name), getattr(plain, name)), (step, name)
+        assert np.array_equal(hinted.obs.table, plain.obs.table), step

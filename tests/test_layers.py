@@ -100,7 +100,9 @@ def _rule(buckets: str, third_party: str = "", stdlib: bool = True) -> Rule:
 _BELOW_ENV = "core fast heuristics observation"
 BUCKETS: dict[str, Rule] = {
     "core": _rule("core", stdlib=True),
-    "fast": _rule("core fast", "numpy numba"),
+    # llvmlite: numba's own code generator (a dependency of numba), for the cache hint
+    # spider_env.fast.jit.prefetch
+    "fast": _rule("core fast", "numpy numba llvmlite"),
     "search": _rule("core fast search", "numpy numba"),
     "heuristics": _rule("core heuristics"),
     "observation": _rule("core heuristics observation", "numpy gymnasium"),

@@ -42,6 +42,7 @@ class StepConfig(NamedTuple):
     terminate_illegal: bool  # whether a refused action ends the game
     obs_kind: int  # 0: the table, 1: the features row (``flay``), 2: none (per-action rows)
     flay: np.ndarray  # the features row's layout (``fast.observe.feature_layout``)
+    prefetch: int  # step_batch: games ahead whose rows it asks the cache for (0: none)
 
 
 __all__ = ["Batch", "StepConfig"]

@@ -16,17 +16,56 @@ recompiles everything that inlined it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from numba import njit
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
 from numba.core.registry import CPUDispatcher
+from numba.extending import intrinsic
 
 jit = njit(cache=True, nogil=True, boundscheck=False)
 jit_inline = njit(cache=True, nogil=True, boundscheck=False, inline="always")
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # spider_env/
+
+
+@intrinsic
+def _prefetch(typingctx: Any, arr: Any, i: Any, j: Any) -> Any:
+    """``prefetch(arr, i, j)`` in compiled code: ask the CPU to bring the cache line of
+    ``arr[i, j]`` (a 2-D array) closer, for reading; no effect on any result, and no fault for
+    any index. LLVM's ``llvm.prefetch`` under its unversioned name, which every LLVM since 10
+    upgrades to its own (the name changed with opaque pointers)."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 2):
+        return None
+    if not (isinstance(i, types.Integer) and isinstance(j, types.Integer)):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        aty, ity, jty = signature.args
+        ary = context.make_array(aty)(context, builder, args[0])
+        index = [
+            context.cast(builder, args[1], ity, types.intp),
+            context.cast(builder, args[2], jty, types.intp),
+        ]
+        ptr = cgutils.get_item_pointer(context, builder, aty, ary, index, wraparound=False)
+        i8p = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch")
+        # read (0), keep in every cache level (3), data (1)
+        builder.call(fn, [i8p, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(arr, i, j), codegen
+
+
+#: :func:`_prefetch` as compiled code calls it (the first argument is numba's).
+prefetch: Callable[[np.ndarray, int, int], None] = _prefetch  # type: ignore[assignment]
 
 
 @cache
