@@ -75,12 +75,11 @@ def _prefetch_game(
     i: int,
     ahead: int,
 ) -> None:
-    """Ask the cache for what the step of game ``i + ahead`` reads first (its state's header
-    and legal ids: the lines of game ``i + 2 * ahead``, read ``ahead`` games later) and then
-    (game ``i + ahead``, whose header came meanwhile) the top card of each column and the mask
-    bytes of its legal ids. The hardware does not foresee these rows: without the hints a
-    batch too large for the CPU's caches waits on memory at every game
-    (:data:`spider_env.engine.PREFETCH_FROM`)."""
+    """Cache hints for the games after game ``i``: the state header and first legal ids of
+    game ``i + 2 * ahead``; for game ``i + ahead``, whose header was asked for ``ahead`` games
+    ago, the top card of each column and the mask bytes of its legal ids. The hardware cannot
+    foresee these rows, so without the hints a batch too large for the CPU's caches waits on
+    memory at every game (:data:`spider_env.engine.PREFETCH_FROM`)."""
     N = states.shape[0]
     j = i + 2 * ahead
     if j < N:
