@@ -3,8 +3,8 @@
 PYTHON ?= python3
 # Python writes bytecode here even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE=1): otherwise every test process compiles the package and pytest
-# rewrites the asserts of every test module again (measured: collecting the tests took 25 CPU-s
-# per pytest worker, 7 s with the cache). The caches are __pycache__/ folders, ignored by git.
+# rewrites the asserts of every test module again (docs/guide/development.md says what it
+# costs). The caches are __pycache__/ folders, ignored by git.
 unexport PYTHONDONTWRITEBYTECODE
 VENV   := .venv
 PY     := $(VENV)/bin/python

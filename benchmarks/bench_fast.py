@@ -720,6 +720,14 @@ def main() -> None:
     p.add_argument("--hints-n", type=int, nargs="+", default=[256, 1024, 4096], help="N of 'hints'")
     p.add_argument("--json", type=Path, default=None, help="write every figure to this file")
     a = p.parse_args()
+    for flag in ("vector_n", "where_n", "hints_n"):
+        bad = [n for n in getattr(a, flag) if n < 1]
+        if bad:
+            p.error(f"--{flag.replace('_', '-')}: every N must be at least 1, got {bad[0]}")
+    if a.repeats is not None and a.repeats < 1:
+        p.error(f"--repeats must be at least 1, got {a.repeats}")
+    if a.seconds is not None and not a.seconds > 0:
+        p.error(f"--seconds must be more than 0, got {a.seconds}")
     a.repeats = a.repeats or (1 if a.quick else 3)
     a.seconds = a.seconds or (0.1 if a.quick else 0.4)
     a.cartpole_steps = 10_000 if a.quick else 50_000

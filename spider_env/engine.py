@@ -443,9 +443,9 @@ class PureEngine(Engine):
 # --- the compiled engine --------------------------------------------------------------------------
 
 #: A batch of at least ``PREFETCH_FROM`` games is stepped with cache hints ``PREFETCH_AHEAD``
-#: games ahead (``fast.step._prefetch_game``). Measured on 4-suit random play (a 2-core Xeon, 2
-#: MB of L2 a core): about a quarter less time per game from N = 2048 (4096: 1,500 to 1,130 ns),
-#: and at N = 256, whose buffers stay in the cache, 3-5% more.
+#: games ahead (``fast.step._prefetch_game``); a smaller batch stays in the cache, where the
+#: hints only cost instructions. Measured: the vector guide's "Cache hints for large batches"
+#: (``python benchmarks/bench_fast.py --sections hints``).
 PREFETCH_FROM = 1024
 PREFETCH_AHEAD = 8
 

@@ -7,7 +7,7 @@ workers reach the same uncompiled functions at about the same time and each comp
 The ``env`` half plays a vector env and an env in ``obs_mode="actions"`` (the step kernel and
 the per-action encoder) and the depth-first solver. The ``search`` half plays the planner (its
 screen included) and its graded value, the beam and best-first solvers and the expert. The
-halves take about the same CPU time (about 125 s each on a cold cache here). A
+halves take about the same CPU time (each prints its own). A
 function neither reaches is compiled by the tests as before: this step only saves time. With a
 warm cache it takes a few seconds. It prints the CPU seconds of each step.
 
@@ -74,8 +74,8 @@ HALVES: dict[str, list[tuple[str, Callable[[], None]]]] = {
         ("vector env", _vector_env),
         ("dfs", lambda: _solver("scorpion", "dfs")),
     ],
-    # the expert and best-first search both compile the best-first search's step (about 26
-    # CPU-s): in one half, once
+    # the expert and best-first search both compile the best-first search's step: in one half,
+    # once
     "search": [
         ("planner", lambda: _agent("planner:evals=12,candidates=6,nodes=1500,screen=20")),
         ("graded value", _value),

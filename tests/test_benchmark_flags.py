@@ -4,6 +4,8 @@ stdout, status 2, before any work is done."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,24 @@ def test_check_games_refuses_a_flag_of_the_wrong_type_by_name(flags: tuple) -> N
 
     with pytest.raises(TypeError, match=r"^--csv must be a path"):
         check_writable("--csv", 5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--hints-n", "256", "0"], "--hints-n: every N must be at least 1, got 0"),
+        (["--vector-n", "-3"], "--vector-n: every N must be at least 1, got -3"),
+        (["--where-n", "0"], "--where-n: every N must be at least 1, got 0"),
+        (["--repeats", "0"], "--repeats must be at least 1, got 0"),
+        (["--seconds", "-1"], "--seconds must be more than 0, got -1.0"),
+    ],
+)
+def test_bench_fast_refuses_sizes_and_counts_below_one_in_one_line(
+    flags: list[str], says: str
+) -> None:
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_fast.py"), *flags],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 2 and r.stdout == "", (r.returncode, r.stdout, r.stderr)
+    assert r.stderr.strip() == f"bench_fast.py: error: {says}"

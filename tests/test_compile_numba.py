@@ -27,7 +27,7 @@ def test_more_jobs_than_halves_are_refused_in_one_line(capsys: pytest.CaptureFix
 
 def test_the_search_functions_compile_once_for_all_their_callers() -> None:
     """A compiled function given constants by another compiled function is compiled again for
-    their literal types (the beam's expand was compiled three times, about 16 CPU-s each): the
+    their literal types (the beam's expand was compiled three times): the
     planner's score, the beam solver, best-first and depth-first search call each shared
     function with one signature, so numba's on-disk cache holds one for each (read from its
     index: a caller loaded from the cache does not load its callees)."""

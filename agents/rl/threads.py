@@ -1,8 +1,8 @@
 """How many threads a trainer gives torch: the cores this process may use that other processes
 are not using.
 
-A default of "every core" oversubscribes a busy machine: with another job on one of two cores, two
-torch threads ran the batched PPO at a tenth of its speed. :func:`choose_threads` counts the
+A default of "every core" oversubscribes a busy machine, where torch's threads then wait on each
+other (the training guide's "Threads" paragraph measures it). :func:`choose_threads` counts the
 cores this process may use (its CPU affinity, capped by a cgroup CPU quota where one is set) and
 subtracts what other processes kept busy on them over a short interval (``/proc/stat`` on Linux;
 elsewhere nothing is subtracted). The trainers' env work runs on the main thread between torch's

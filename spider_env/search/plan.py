@@ -258,7 +258,7 @@ def beam_value(
     flags = np.zeros(3, dtype=np.int64)
     best = chaos_key(pr, root) + stock_term(stock_by_left, deals_left(pr, root))
     # typed values, not constants: a compiled function given constants by another one is
-    # compiled again for their literal types (expand was compiled three times, 16 CPU-s each)
+    # compiled again for their literal types (tests/test_compile_numba.py)
     nf, deals = np.int64(1), np.int64(SCORE_DEALS)
     prune: bool = np.bool_(True)  # type: ignore[assignment]
     for _ in range(max_depth):
