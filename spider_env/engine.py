@@ -20,7 +20,7 @@ memory (positions met, decisions, decisions since progress), forgotten when the 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any, NamedTuple
 
@@ -458,7 +458,7 @@ class CompiledEngine(Engine):
     # numba signature of its own: every compiled function would be compiled again)
     _DERIVED = (
         *Engine._DERIVED, "_pr", "_k", "_tab", "_batch_fields", "_config_fields", "_play_args",
-        "_scratch_fields", "_one_row",
+        "_step_one", "_scratch_fields", "_one_row",
     )  # fmt: skip
 
     def __init__(self, variant: Variant, n: int, **settings: Any) -> None:
@@ -509,7 +509,10 @@ class CompiledEngine(Engine):
             terminate_illegal=self.terminate_illegal, obs_kind=self._obs_kind, flay=self._flay,
             prefetch=PREFETCH_AHEAD if self.n >= PREFETCH_FROM else 0,
         ))  # fmt: skip
-        self._play_args: dict[int, tuple[Any, ...]] = {}
+        self._play_args: dict[
+            int, tuple[Callable[..., float], tuple[Any, ...], tuple[Any, ...]]
+        ] = {}
+        self._step_one: Callable[..., float] | None = None  # step_one bound to their types
         if self._actions:
             from spider_env.fast.action_features import new_scratch  # a compiled module
 
@@ -565,8 +568,9 @@ class CompiledEngine(Engine):
             state = self._cache[i] = from_array(self.variant, self._states[i])
         return state
 
-    def _args(self, i: int) -> tuple[Any, ...]:
-        """The arguments of ``step_one`` for game ``i`` around the action: (before, after)."""
+    def _args(self, i: int) -> tuple[Callable[..., float], tuple[Any, ...], tuple[Any, ...]]:
+        """``step_one`` and its arguments for game ``i`` around the action: (step_one, before,
+        after)."""
         o = self.obs
         before = (self._pr, self._states[i])
         after = (
@@ -574,13 +578,17 @@ class CompiledEngine(Engine):
             self._flay, self._tab[i], o.completed[i], o.pile_tops[i], o.features[i],
             self.counters[i],
         )  # fmt: skip
-        self._play_args[i] = (before, after)
-        return before, after
+        if self._step_one is None:  # the buffers keep their types: no dispatch per call
+            from spider_env.fast.jit import exact_call  # a compiled module
+
+            self._step_one = exact_call(self._k.step_one, *before, 0, *after)
+        call = self._play_args[i] = (self._step_one, before, after)
+        return call
 
     def play(self, i: int, action: int) -> float:
-        before, after = self._play_args.get(i) or self._args(i)
+        step_one, before, after = self._play_args.get(i) or self._args(i)
         self._cache.pop(i, None)
-        reward: float = self._k.step_one(*before, action, *after)
+        reward: float = step_one(*before, int(action), *after)
         if after[-1][DEALS_LEFT] < 0 or (self._actions and self.decide_overflows(i)):
             raise ColumnOverflowError.of(self.state(i), i)
         return reward

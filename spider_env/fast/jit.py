@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import njit, typeof, types
 from numba.core import cgutils
 from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
@@ -66,6 +66,17 @@ def _prefetch(typingctx: Any, arr: Any, i: Any, j: Any) -> Any:
 
 #: :func:`_prefetch` as compiled code calls it (the first argument is numba's).
 prefetch: Callable[[np.ndarray, int, int], None] = _prefetch  # type: ignore[assignment]
+
+
+def exact_call(dispatcher: Any, *args: Any) -> Callable[..., Any]:
+    """``dispatcher``'s compiled function for the numba types of ``args`` (loaded from numba's
+    cache, or compiled, now), which a call enters without numba's dispatch on the types of its
+    arguments. It converts each argument to the type it was bound for without checking it: only
+    for callers whose arguments keep exactly these types (the same arrays, or arrays of the same
+    dtype, dimensions, layout and writability; ints as ints)."""
+    signature = tuple(typeof(a) for a in args)
+    compiled: Callable[..., Any] = dispatcher.compile(signature)
+    return compiled
 
 
 @cache

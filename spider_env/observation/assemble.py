@@ -26,6 +26,9 @@ from spider_env.observation.spaces import (
     flat_width,
 )
 
+# one game's "deals_left" scalars, made once (numpy scalars are immutable)
+_INT64 = tuple(np.int64(i) for i in range(64))
+
 
 class ObservationBuffers:
     """The arrays the observations of one ``obs_mode`` are written to: of ``n`` games (a
@@ -128,6 +131,8 @@ def assemble_observation(
             "deals_left": (
                 np.array(deals_left, dtype=np.int64)
                 if isinstance(deals_left, np.ndarray)
+                else _INT64[deals_left]
+                if 0 <= deals_left < len(_INT64)
                 else np.int64(deals_left)
             ),
             "completed": buffers.completed.copy() if copy else buffers.completed,
