@@ -7,6 +7,10 @@ PYTHON ?= python3
 # costs). The caches are __pycache__/ folders, ignored by git.
 unexport PYTHONDONTWRITEBYTECODE
 VENV   := .venv
+# pip without compiling every module it installs to bytecode: torch and Ray are thousands of
+# files, most never imported, and Python writes the bytecode of what is imported on first import
+# (docs/guide/development.md says what it saves).
+PIP    := -m pip install --no-compile
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 # Where pip gets torch. Empty (the default): pip's configured sources. On an ordinary Linux
@@ -49,17 +53,17 @@ DEMO_STAMP := $(VENV)/.installed-demo
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --upgrade pip setuptools wheel  # tests/test_packaging.py builds offline
+	$(PY) $(PIP) --upgrade pip setuptools wheel  # tests/test_packaging.py builds offline
 	# torch first (the CPU build, given TORCH_INDEX_URL where PyPI's default is CUDA), so the
 	# train extra finds it installed.
-	$(PY) -m pip install $(TORCH_INSTALL)
-	$(PY) -m pip install -e '.[dev,train]'
+	$(PY) $(PIP) $(TORCH_INSTALL)
+	$(PY) $(PIP) -e '.[dev,train]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 $(DEMO_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e '.[cli]'
+	$(PY) $(PIP) --upgrade pip
+	$(PY) $(PIP) -e '.[cli]'
 	touch $(DEMO_STAMP)
 
 install: $(STAMP)
@@ -92,9 +96,9 @@ $(OLDEST_STAMP): pyproject.toml
 	@test -n "$(GYMNASIUM_OLDEST)" || { echo 'pyproject.toml: no "gymnasium>=X,..."' >&2; exit 1; }
 	rm -rf $(OLDEST)
 	$(PYTHON) -m venv $(OLDEST)
-	$(OLDEST)/bin/python -m pip install --upgrade pip setuptools wheel
-	$(OLDEST)/bin/python -m pip install $(TORCH_INSTALL)
-	$(OLDEST)/bin/python -m pip install -e '.[train]' pytest pytest-xdist hypothesis \
+	$(OLDEST)/bin/python $(PIP) --upgrade pip setuptools wheel
+	$(OLDEST)/bin/python $(PIP) $(TORCH_INSTALL)
+	$(OLDEST)/bin/python $(PIP) -e '.[train]' pytest pytest-xdist hypothesis \
 	  'gymnasium==$(GYMNASIUM_OLDEST)'
 	touch $(OLDEST_STAMP)
 
@@ -106,9 +110,9 @@ test-gymnasium-oldest: $(OLDEST_STAMP)
 $(RLLIB_STAMP): pyproject.toml
 	rm -rf $(RLLIB)
 	$(PYTHON) -m venv $(RLLIB)
-	$(RLLIB)/bin/python -m pip install --upgrade pip setuptools wheel
-	$(RLLIB)/bin/python -m pip install $(TORCH_INSTALL)
-	$(RLLIB)/bin/python -m pip install -e '.[rllib]' 'ray[rllib]==$(RLLIB_RAY)' pytest \
+	$(RLLIB)/bin/python $(PIP) --upgrade pip setuptools wheel
+	$(RLLIB)/bin/python $(PIP) $(TORCH_INSTALL)
+	$(RLLIB)/bin/python $(PIP) -e '.[rllib]' 'ray[rllib]==$(RLLIB_RAY)' pytest \
 	  pytest-xdist hypothesis
 	touch $(RLLIB_STAMP)
 
@@ -277,7 +281,7 @@ check-sdk-coexistence: $(STAMP)
 	find "$$tmp/src" -name __pycache__ -prune -exec rm -rf {} +; \
 	$(PY) -m pip wheel --no-deps --no-build-isolation --no-index -q -w "$$tmp/dist" "$$tmp/src"; \
 	$(PYTHON) -m venv "$$tmp/venv"; \
-	"$$tmp/venv/bin/python" -m pip install -q "$$tmp"/dist/*.whl openai-agents; \
+	"$$tmp/venv/bin/python" $(PIP) -q "$$tmp"/dist/*.whl openai-agents; \
 	cd "$$tmp"; \
 	"$$tmp/venv/bin/python" -c 'import agents, spider_env.agents; \
 	from spider_env.agents import make_agent; from agents import Agent, Runner; \
@@ -290,7 +294,7 @@ check-sdk-coexistence: $(STAMP)
 # included (-n). Into docs/_build/html; its own CI step (.ci/run), not part of `make test`.
 DOCS_STAMP := $(VENV)/.installed-docs
 $(DOCS_STAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install -e '.[docs]'
+	$(PY) $(PIP) -e '.[docs]'
 	touch $(DOCS_STAMP)
 
 .PHONY: docs

@@ -258,11 +258,21 @@ def make_dry_run(target: str) -> str:
 def test_make_demo_installs_the_core_and_the_cli_extra_only() -> None:
     # the demo imports none of torch, SB3, Ray... (tests/test_cli.py); its venv holds none
     out = make_dry_run("demo")
-    assert "pip install -e '.[cli]'" in out and "torch" not in out
+    assert "pip install --no-compile -e '.[cli]'" in out and "torch" not in out
     assert "dev" not in out and "train" not in out
     assert "touch .venv/.installed-demo" in out and ".venv/.installed " not in out
     # make test's install: torch first, then everything; it stamps the demo's install too, and a
     # venv built by make demo lacks its stamp, so make test installs the rest into it
     out = make_dry_run("install")
-    assert out.index("torch==") < out.index("pip install -e '.[dev,train]'")
+    assert out.index("torch==") < out.index("pip install --no-compile -e '.[dev,train]'")
     assert "touch .venv/.installed .venv/.installed-demo" in out
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_installs_without_compiling_every_module_to_bytecode() -> None:
+    # pip's bytecode of torch and Ray, most of it never imported, was most of the install's time;
+    # Python writes the bytecode of what is imported
+    for target in ("demo", "install", "docs"):
+        lines = [x for x in make_dry_run(target).splitlines() if " -m pip install" in x]
+        assert lines, target
+        assert all(" -m pip install --no-compile " in x for x in lines), (target, lines)
