@@ -567,92 +567,93 @@ def encode_game(
         for x in range(N_ACTION_FEATURES):
             f[x] = 0.0
         gain = 0.0
-        if a < n_move:
-            d_len = ps[o_len + dst]
-            f[0] = 1.0
-            s_len = ps[o_len + src]
-            d_src = ps[o_down + src]
-            d_dst = ps[o_down + dst]
-            up = s_len - d_src
-            sbase = o_cols + src * L
-            head = ps[sbase + s_len - k]
+        if a < n_move or (deal_end <= a and a < discard_end):
+            # a move or a discard: played on ch (ps's copy), read, undone; one call site each
+            # (numba inlines apply_action, move_gain and legal_ids at every call site)
+            if a < n_move:
+                col1, col2 = src, dst
+            else:
+                col1, col2 = a - deal_end, -1
+                f[2] = 1.0
             apply_action(pr, ch, a)
-            gain = move_gain(pr, w, ps, ch, src, dst)
-            reveals = k == up and d_src > 0
-            f[4] = k / 13.0
-            f[5] = 1.0 if reveals else 0.0
-            f[6] = 1.0 if k == s_len else 0.0
-            f[7] = 1.0 if d_len == 0 else 0.0
-            if d_len > 0:
-                top = ps[o_cols + dst * L + d_len - 1]
-                suited = top == head + 1 and head % N_RANKS != KING
-                f[8] = 1.0 if suited else 0.0
-                f[9] = 1.0 if (not suited) and top % N_RANKS == head % N_RANKS + 1 else 0.0
-            if k < up:
-                below = ps[sbase + s_len - k - 1]
-                if below == head + 1 and head % N_RANKS != KING:
-                    f[10] = 1.0
-                elif below % N_RANKS == head % N_RANKS + 1:
-                    f[11] = 1.0
-            f[12] = ch[o_run + dst] / 13.0
+            gain = move_gain(pr, w, ps, ch, col1, col2)
             runs_after = ch[H_COMP] + ch[H_COMP + 1] + ch[H_COMP + 2] + ch[H_COMP + 3]
             f[13] = 1.0 if runs_after > runs else 0.0
-            f[14] = d_src / 6.0
-            f[15] = d_dst / 6.0
-            if not reveals:
-                # the child's key: the parent's with src, dst and the runs hashed again
-                c1 = k1 - colh[src, 0] - colh[dst, 0] - rest[2]
-                c2 = k2 - colh[src, 1] - colh[dst, 1] - rest[3]
-                _column_hash(pr, ch, src, rest, 4)
-                c1 += rest[4]
-                c2 += rest[5]
-                _column_hash(pr, ch, dst, rest, 4)
-                c1 += rest[4]
-                c2 += rest[5]
-                _comp_hash(ch, rest, 4)
-                c1 += rest[4]
-                c2 += rest[5]
-                seen = vcounts[i, _slot(vkeys, vcounts, i, c1, c2)]
-                f[18] = min(seen / 3.0, 1.0)
-            if empty > 0 and d_len == 0 and s_len == k:
-                f[19] = 1.0
-            f[20] = (head % N_RANKS) / 12.0
-            if d_len == 0 and k < s_len and dst < dealt_cols:
-                f[21] = 1.0
-            if not reveals:
-                f[22] = (up - k) / 13.0
-            if reveals and d_src == 1:
-                f[23] = 1.0
-            n_later = -1
-            if not reveals and k < up:
-                n_later = legal_ids(pr, ch, later, keys)
-                rest_up = ch[o_len + src] - ch[o_down + src]
-                if ch[o_down + src] > 0:
-                    for u in range(n_later):
-                        b = later[u]
-                        if b >= n_move:
-                            break
-                        bs, bk, _bd = decode_move(pr, b)
-                        if bs == src and bk == rest_up:
-                            f[24] = 1.0
-                            break
-                f[25] = _takes_run(pr, ch, later, n_later, src, src)
-            if ch[o_len + dst] > ch[o_down + dst]:
-                if n_later < 0:
+            if a < n_move:
+                d_len = ps[o_len + dst]
+                f[0] = 1.0
+                s_len = ps[o_len + src]
+                d_src = ps[o_down + src]
+                d_dst = ps[o_down + dst]
+                up = s_len - d_src
+                sbase = o_cols + src * L
+                head = ps[sbase + s_len - k]
+                reveals = k == up and d_src > 0
+                f[4] = k / 13.0
+                f[5] = 1.0 if reveals else 0.0
+                f[6] = 1.0 if k == s_len else 0.0
+                f[7] = 1.0 if d_len == 0 else 0.0
+                if d_len > 0:
+                    top = ps[o_cols + dst * L + d_len - 1]
+                    suited = top == head + 1 and head % N_RANKS != KING
+                    f[8] = 1.0 if suited else 0.0
+                    f[9] = 1.0 if (not suited) and top % N_RANKS == head % N_RANKS + 1 else 0.0
+                if k < up:
+                    below = ps[sbase + s_len - k - 1]
+                    if below == head + 1 and head % N_RANKS != KING:
+                        f[10] = 1.0
+                    elif below % N_RANKS == head % N_RANKS + 1:
+                        f[11] = 1.0
+                f[12] = ch[o_run + dst] / 13.0
+                f[14] = d_src / 6.0
+                f[15] = d_dst / 6.0
+                if not reveals:
+                    # the child's key: the parent's with src, dst and the runs hashed again
+                    c1 = k1 - colh[src, 0] - colh[dst, 0] - rest[2]
+                    c2 = k2 - colh[src, 1] - colh[dst, 1] - rest[3]
+                    _column_hash(pr, ch, src, rest, 4)
+                    c1 += rest[4]
+                    c2 += rest[5]
+                    _column_hash(pr, ch, dst, rest, 4)
+                    c1 += rest[4]
+                    c2 += rest[5]
+                    _comp_hash(ch, rest, 4)
+                    c1 += rest[4]
+                    c2 += rest[5]
+                    seen = vcounts[i, _slot(vkeys, vcounts, i, c1, c2)]
+                    f[18] = min(seen / 3.0, 1.0)
+                if empty > 0 and d_len == 0 and s_len == k:
+                    f[19] = 1.0
+                f[20] = (head % N_RANKS) / 12.0
+                if d_len == 0 and k < s_len and dst < dealt_cols:
+                    f[21] = 1.0
+                if not reveals:
+                    f[22] = (up - k) / 13.0
+                if reveals and d_src == 1:
+                    f[23] = 1.0
+                splits = not reveals and k < up
+                takes_dst = ch[o_len + dst] > ch[o_down + dst]
+                n_later = 0
+                if splits or takes_dst:
                     n_later = legal_ids(pr, ch, later, keys)
-                f[26] = _takes_run(pr, ch, later, n_later, dst, src)
-            _restore(pr, ps, ch, src, dst)
+                if splits:
+                    rest_up = ch[o_len + src] - ch[o_down + src]
+                    if ch[o_down + src] > 0:
+                        for u in range(n_later):
+                            b = later[u]
+                            if b >= n_move:
+                                break
+                            bs, bk, _bd = decode_move(pr, b)
+                            if bs == src and bk == rest_up:
+                                f[24] = 1.0
+                                break
+                    f[25] = _takes_run(pr, ch, later, n_later, src, src)
+                if takes_dst:
+                    f[26] = _takes_run(pr, ch, later, n_later, dst, src)
+            _restore(pr, ps, ch, col1, col2)
         elif a < deal_end:
             f[1] = 1.0
             deal_legal = True
-        elif a < discard_end:
-            f[2] = 1.0
-            c = a - deal_end
-            apply_action(pr, ch, a)
-            gain = move_gain(pr, w, ps, ch, c, -1)
-            runs_after = ch[H_COMP] + ch[H_COMP + 1] + ch[H_COMP + 2] + ch[H_COMP + 3]
-            f[13] = 1.0 if runs_after > runs else 0.0
-            _restore(pr, ps, ch, c, -1)
         else:  # undo (the compiled core plays no undo variant: never reached)
             f[3] = 1.0
             gain = -100.0
