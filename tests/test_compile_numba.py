@@ -30,11 +30,13 @@ def test_the_search_functions_compile_once_for_all_their_callers() -> None:
     their literal types (the beam's expand was compiled three times): the
     planner's score, the beam solver, best-first and depth-first search call each shared
     function with one signature, so numba's on-disk cache holds one for each (read from its
-    index: a caller loaded from the cache does not load its callees)."""
+    index: a caller loaded from the cache does not load its callees). ``play_action`` too: the
+    planner's samples and ``FastGame`` (from Python) play actions through it."""
     compile_half("search")
     compile_half("env")
+    from spider_env.fast import rules
     from spider_env.search import beam, solver
 
-    for f in (beam.expand, beam.select, beam.filtered, solver._push):
+    for f in (beam.expand, beam.select, beam.filtered, solver._push, rules.play_action):
         index = f._cache._cache_file._load_index()  # numba's cache: signature -> its file
         assert len(index) == 1, (f.py_func.__name__, list(index))

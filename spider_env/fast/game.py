@@ -10,7 +10,9 @@ a search calls per node are inlined into it. They are loaded on first use, so im
 module (and ``spider_env``) does not import numba.
 
 * rules: ``legal_ids(pr, st, ids, keys) -> n`` (the sorted legal ids into ``ids``),
-  ``apply_action(pr, st, a)`` (play legal ``a`` in place; returns the columns changed),
+  ``apply_action(pr, st, a)`` (play legal ``a`` in place; returns the columns changed; inlined
+  into the caller at each call site) and ``play_action`` (the same as a call of its own, for a
+  caller that plays an action now and then and would rather not compile another copy),
   ``is_won(pr, st)``, ``completed_runs(st)``, ``deals_left(pr, st)``, and
   ``position_hash(pr, st)``, the one hash of a position (no counters);
 * the variant: ``n_columns(pr)``, ``dealt_columns(pr)``, ``deal_needs_no_empty(pr)``,
@@ -66,6 +68,7 @@ _COMPILED = {
     "spider_env.fast.rules": (
         "legal_ids",
         "apply_action",
+        "play_action",
         "is_won",
         "completed_runs",
         "deals_left",
@@ -186,14 +189,14 @@ class FastGame:
                 raise type(exc)(str(exc)) from None
             raise AssertionError("compiled and pure legality disagree")  # pragma: no cover
         out = st.copy()
-        self._k.apply_action(self.params, out, a)
+        self._k.play_action(self.params, out, a)
         return out
 
     def apply_inplace(self, st: np.ndarray, action: int) -> None:
         """Play ``action``, known legal, on ``st`` in place (unchecked, like
         ``rules.apply_legal``: an illegal id gives a meaningless state; a non-int is a
         ``TypeError``)."""
-        self._k.apply_action(self.params, st, operator.index(action))
+        self._k.play_action(self.params, st, operator.index(action))
 
     @staticmethod
     def copy(st: np.ndarray) -> np.ndarray:

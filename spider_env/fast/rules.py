@@ -298,6 +298,14 @@ def apply_action(pr: np.ndarray, st: np.ndarray, a: int) -> int:
 
 
 @jit
+def play_action(pr: np.ndarray, st: np.ndarray, a: int) -> int:
+    """:func:`apply_action` as a compiled call of its own, not inlined into its caller: numba
+    inlines ``apply_action`` at every call site, and each copy costs compile time; for callers
+    that play an action now and then (and for Python)."""
+    return apply_action(pr, st, a)
+
+
+@jit
 def position_hash(pr: np.ndarray, st: np.ndarray) -> np.uint64:
     """64-bit hash of the position (completed runs, each column's face-down count and cards,
     the piles; no counters): equal positions hash equal."""

@@ -46,6 +46,7 @@ from spider_env.fast.game import (
     new_records,
     new_state,
     pack,
+    play_action,
     position_hash,
     unpack,
 )
@@ -294,7 +295,7 @@ def candidate_state(
     for h in range(slots.shape[0]):
         st[slots[h]] = values[h]
     if event >= 0:
-        apply_action(pr, st, event)
+        play_action(pr, st, np.int64(event))  # the type FastGame calls it with: one compile
 
 
 @jit

@@ -67,6 +67,7 @@ from spider_env.fast.game import (
     new_state,
     on_own_suit,
     pack,
+    play_action,
     position_hash,
     unpack,
 )
@@ -259,9 +260,14 @@ def _stage(
         n = legal_ids(pr, st, moves, keys)
         for i in range(n):
             a = moves[i]
-            if is_deal(pr, a):
-                copy_state(pr, st, child)
-                apply_action(pr, child, a)
+            deal = is_deal(pr, a)
+            if not deal and prune and _pointless(pr, st, a):
+                counters[2] = 1
+                continue
+            # one call site: numba inlines apply_action at each (its compile time)
+            copy_state(pr, st, child)
+            apply_action(pr, child, a)
+            if deal:
                 if is_won(pr, child):
                     value = np.int64(1) << 60
                 else:  # the board the deal makes; the moves it took do not count here (a
@@ -283,11 +289,6 @@ def _stage(
                 else:
                     counters[2] = 1  # a deal left out: the stage's search is not complete
                 continue
-            if prune and _pointless(pr, st, a):
-                counters[2] = 1
-                continue
-            copy_state(pr, st, child)
-            apply_action(pr, child, a)
             fresh = hash_insert(table, position_hash(pr, child))
             if fresh == 0:
                 continue
@@ -328,7 +329,7 @@ def line_wins(pr: np.ndarray, root: np.ndarray, line: np.ndarray) -> bool:
                 break
         if not ok:
             return False
-        apply_action(pr, st, a)
+        play_action(pr, st, np.int64(a))  # a call, not another inlined copy (once per line)
     return is_won(pr, st)
 
 
