@@ -448,11 +448,13 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
         # --- rollout
         for t in range(T):
             c0, w0 = time.process_time(), time.perf_counter()
-            feats[t].copy_(torch.from_numpy(obs["actions"]))
+            # only the rows some game uses: the rest have id -1 and the packed network never
+            # reads their features (a row past kmax[t] keeps an older rollout's)
+            k = kmax[t] = rows_used(obs["action_ids"])
+            feats[t, :, :k].copy_(torch.from_numpy(obs["actions"][:, :k]))
             ids[t].copy_(torch.from_numpy(obs["action_ids"]))
             glob[t].copy_(torch.from_numpy(obs["globals"]))
             dones[t] = next_done
-            k = kmax[t] = rows_used(obs["action_ids"])
             with torch.no_grad():
                 logits, _, value = rp.forward(feats[t, :, :k], ids[t, :, :k], glob[t])
                 row = torch.distributions.Categorical(logits=logits).sample()
