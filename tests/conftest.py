@@ -349,20 +349,20 @@ def records_of(result: Any) -> list[dict[str, Any]]:
 
 
 def evaluate_on_one_and_two_workers(spec: str, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """Evaluate ``spec`` on 1-suit deals 0..2 (300 steps) with one worker, then by spec and as an
-    agent object (pickled to the workers) with two; checks all three give the same records and
-    returns the first evaluation."""
+    """Evaluate ``spec`` on 1-suit deals 0 and 1 (300 steps) with one worker, then by spec and as
+    an agent object (pickled to the workers) with two; checks all three give the same records
+    and returns the first evaluation."""
     from spider_env.agents import make_agent
 
     from spider_env.apps.evaluation import evaluate
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     args: dict[str, Any] = {"variant": "spider-1suit", "max_steps": 300}
-    one = evaluate([spec], "0:3", jobs=1, **args)
-    two = evaluate([spec, make_agent(spec, "spider-1suit")], "0:3", jobs=2, **args)
+    one = evaluate([spec], "0:2", jobs=1, **args)
+    two = evaluate([spec, make_agent(spec, "spider-1suit")], "0:2", jobs=2, **args)
     assert two.jobs == 2
-    assert [r.agent for r in two.records] == [spec] * 3 + [f"{spec}#2"] * 3
-    by_spec, by_object = records_of(two)[:3], records_of(two)[3:]
+    assert [r.agent for r in two.records] == [spec] * 2 + [f"{spec}#2"] * 2
+    by_spec, by_object = records_of(two)[:2], records_of(two)[2:]
     assert records_of(one) == by_spec
     assert [{**r, "agent": spec} for r in by_object] == by_spec
     return one

@@ -221,7 +221,7 @@ def test_a_used_agent_pickles_and_the_copy_plays_on_the_same() -> None:
 def test_evaluate_gives_the_same_records_with_one_or_two_workers(monkeypatch: Any) -> None:
     """By spec, and as an agent object (pickled to the workers): the same games."""
     one = evaluate_on_one_and_two_workers(SMALL, monkeypatch)
-    assert [r.agent for r in one.records] == [SMALL] * 3
+    assert [r.agent for r in one.records] == [SMALL] * 2
     assert sum(r.won for r in one.records) >= 1
 
 

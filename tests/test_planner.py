@@ -110,9 +110,10 @@ def test_plays_only_legal_actions(name: str, deal: int, steps: int) -> None:
     assert len(actions) > 20
 
 
-@pytest.mark.parametrize("deal", [0, 1, 4])
+@pytest.mark.parametrize("deal", [1, 4])
 def test_wins_one_suit_deals_greedy_loses_or_wins(deal: int) -> None:
-    # 1-suit deals 0, 1 and 4 (the default planner wins each with seed 0)
+    # 1-suit deals 1 and 4, whole games (the default planner wins each with seed 0; deal 0 too,
+    # left out for make test's time)
     _, info = play(PlannerAgent("spider-1suit", 0), "spider-1suit", deal, 1000)
     assert info["is_success"] and info["completed_runs"] == 8
 
