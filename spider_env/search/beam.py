@@ -284,6 +284,13 @@ def _rehash(old: np.ndarray, new: np.ndarray) -> None:
             new[i] = key
 
 
+#: :func:`expand`'s ``deals``: play every legal deal, deal only where nothing else is legal, or
+#: never deal (as ints: compiled code compares them).
+EVERY_DEAL = 2
+DEAL_WHEN_STUCK = 1
+NO_DEAL = 0
+
+
 @jit
 def expand(
     pr: np.ndarray,
@@ -294,14 +301,14 @@ def expand(
     counters: np.ndarray,
     flags: np.ndarray,
     prune: bool,
-    deals: int = 2,
+    deals: int,
 ) -> int:
     """Generate the children of the ``nf`` positions of ``bufs.frontier`` (node ids
     ``bufs.f_ids``) not seen before into the children's arrays of ``bufs``; returns how many,
     or ``-1 - j`` when child ``j`` wins (its parent and action are in ``bufs.c_parent[j]``,
     ``bufs.c_action[j]``). ``counters``: positions generated (all depths), positions expanded.
-    ``deals``: 2 plays every deal, 1 only where nothing else is legal, 0 none (the planner's
-    scores, :mod:`spider_env.search.plan`)."""
+    ``deals``: :data:`EVERY_DEAL`, :data:`DEAL_WHEN_STUCK` (the planner's scores,
+    :mod:`spider_env.search.plan`) or :data:`NO_DEAL`."""
     frontier, f_ids, cand = bufs.frontier, bufs.f_ids, bufs.cand
     c_parent, c_action, c_key, c_left = bufs.c_parent, bufs.c_action, bufs.c_key, bufs.c_left
     st = new_state(pr)
@@ -316,8 +323,8 @@ def expand(
         empty_dealt, empty_free = first_empties(pr, st)
         stock = deals_left(pr, st)
         forced = -1
-        no_deal = deals == 0
-        if deals == 1:
+        no_deal = deals == NO_DEAL
+        if deals == DEAL_WHEN_STUCK:
             for i in range(n):
                 if not is_deal(pr, ids[i]):
                     no_deal = True
@@ -517,7 +524,7 @@ class BeamSolver(OnGame):
                 # room for every child this depth can make (at most every action of each
                 # position), so the table is never more than half full
                 table = self._room(table, int(counters[0]) + 1, min(nf * self.game.n_actions, left))
-                nc = expand(pr, bufs, nf, table, left, counters, flags, self.prune, 2)
+                nc = expand(pr, bufs, nf, table, left, counters, flags, self.prune, EVERY_DEAL)
                 self.depth += 1
                 if nc < 0:
                     j = -1 - nc
@@ -538,12 +545,15 @@ class BeamSolver(OnGame):
 
 __all__ = [
     "CHILDREN",
+    "DEAL_WHEN_STUCK",
     "DEFAULT_BEAM_NODES",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_TRIES",
     "DEFAULT_WIDEN",
     "DEFAULT_WIDTH",
+    "EVERY_DEAL",
     "LOST",
+    "NO_DEAL",
     "RUNNING",
     "UNKNOWN",
     "WON",

@@ -52,6 +52,7 @@ from spider_env.fast.game import (
 )
 from spider_env.fast.jit import jit, refresh_cache
 from spider_env.search.beam import (
+    DEAL_WHEN_STUCK,
     F_FULL,
     Frontier,
     chaos_key,
@@ -70,7 +71,7 @@ from spider_env.search.beam import (
 GRADED_TOP = 0.9
 #: How a score's beam deals (:func:`spider_env.search.beam.expand`'s ``deals``): only where
 #: nothing else is legal, since a sample's stock is a guess.
-SCORE_DEALS = 1
+SCORE_DEALS = DEAL_WHEN_STUCK
 
 
 class ClosureBuffers(NamedTuple):
