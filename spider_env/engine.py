@@ -588,7 +588,7 @@ class CompiledEngine(Engine):
     def play(self, i: int, action: int) -> float:
         step_one, before, after = self._play_args.get(i) or self._args(i)
         self._cache.pop(i, None)
-        reward: float = step_one(*before, int(action), *after)
+        reward: float = step_one(*before, action, *after)
         if after[-1][DEALS_LEFT] < 0 or (self._actions and self.decide_overflows(i)):
             raise ColumnOverflowError.of(self.state(i), i)
         return reward
