@@ -68,6 +68,25 @@ def _prefetch(typingctx: Any, arr: Any, i: Any, j: Any) -> Any:
 prefetch: Callable[[np.ndarray, int, int], None] = _prefetch  # type: ignore[assignment]
 
 
+@intrinsic
+def _trailing_zeros(typingctx: Any, x: Any) -> Any:
+    """``trailing_zeros(x)`` in compiled code: the index of the lowest set bit of the int64
+    ``x`` (``x`` must not be 0), as one instruction (LLVM's ``cttz``): what a loop over a bit
+    mask's set bits takes, lowest first, without a branch per bit."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        value = context.cast(builder, args[0], signature.args[0], types.int64)
+        return builder.cttz(value, ir.Constant(ir.IntType(1), 1))  # 1: undefined for 0
+
+    return types.int64(x), codegen
+
+
+#: :func:`_trailing_zeros` as compiled code calls it.
+trailing_zeros: Callable[[int], int] = _trailing_zeros  # type: ignore[assignment]
+
+
 def exact_call(dispatcher: Any, *args: Any) -> Callable[..., Any]:
     """``dispatcher``'s compiled function for the numba types of ``args`` (loaded from numba's
     cache, or compiled, now), which a call enters without numba's dispatch on the types of its

@@ -15,7 +15,7 @@ import numpy as np
 from spider_env.core.actions import move_index
 from spider_env.core.cards import KING, N_CARD_IDS, N_RANKS
 from spider_env.fast.access import decode_move
-from spider_env.fast.jit import jit, jit_inline, refresh_cache
+from spider_env.fast.jit import jit, jit_inline, refresh_cache, trailing_zeros
 from spider_env.fast.layout import (
     H_COMP,
     H_DEALS,
@@ -151,13 +151,10 @@ def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray)
             bits &= others
             if bits:
                 a0 = _move_index(C, R, src, k, 0)
-                d = 0
-                while bits:
-                    if bits & 1:
-                        out[n] = a0 + d
-                        n += 1
-                    bits >>= 1
-                    d += 1
+                while bits:  # the target columns, lowest first
+                    out[n] = a0 + trailing_zeros(bits)
+                    n += 1
+                    bits &= bits - 1
     n_piles = pr[P_NP]
     if n_piles > 0:
         can_deal = True
