@@ -106,6 +106,44 @@ def test_the_masked_distribution_gives_masked_rows_nothing_and_their_entropy_is_
     assert one[1].item() == 0.0 and torch.isfinite(one[0][0, 0])
 
 
+def test_sample_rows_inverts_the_cdf_and_never_draws_a_row_without_a_legal_action() -> None:
+    logits = torch.tensor([[0.0, float(np.log(3.0)), ppo.MASKED_LOGIT, ppo.MASKED_LOGIT]])
+    valid = torch.tensor([[True, True, False, False]])
+    logp = torch.log_softmax(logits, -1)
+    u = (torch.arange(10_000, dtype=torch.float32) + 0.5) / 10_000  # an even grid of [0, 1)
+    rows = ppo.sample_rows(logp.expand(len(u), -1), valid.expand(len(u), -1), u)
+    assert set(rows.tolist()) == {0, 1}  # never a masked row
+    assert abs((rows == 1).float().mean().item() - 0.75) < 1e-3  # P(row 1) = 3 / (1 + 3)
+    assert rows[0] == 0 and rows[-1] == 1  # increasing in u: the CDF's inverse
+    near_one = torch.tensor([1.0 - 2**-24])  # u * total can round up to total: still row 1
+    assert ppo.sample_rows(logp, valid, near_one).item() == 1
+    none = torch.tensor([[False, False, False, False]])  # a game dealt with no legal action
+    flat = torch.log_softmax(torch.full((1, 4), ppo.MASKED_LOGIT), -1)
+    assert ppo.sample_rows(flat, none, torch.tensor([0.9])).item() == 0
+
+
+def test_two_threads_step_one_half_while_choosing_for_the_other_and_draw_alike(
+    tmp_path: Path,
+) -> None:
+    """With two threads the games are two envs, one stepping while torch chooses the other's
+    actions: the same games, the same draws (one uniform per game and step, drawn up front),
+    so the same rollouts and losses as one thread, up to the float rounding of the threads."""
+    runs = {
+        threads: ppo.train(
+            ppo.BatchedPPOSettings(
+                **{**TINY, "torch_threads": threads}, out=str(tmp_path / str(threads))
+            )  # type: ignore[arg-type]
+        )
+        for threads in (1, 2)
+    }
+    one, two = runs[1], runs[2]
+    assert two["illegal_actions"] == 0 and two["timesteps"] == one["timesteps"] == 256
+    assert two["training_games"] == one["training_games"]
+    assert two["training_games"]["games"] == 8  # each game ended once, by the 20-step limit
+    for key, value in one["last_update"].items():
+        assert two["last_update"][key] == pytest.approx(value, rel=1e-3, abs=1e-7), key
+
+
 def test_rows_used_counts_the_rows_with_an_id() -> None:
     ids = np.full((3, 6), -1.0, dtype=np.float32)
     ids[0, :2] = [4, 9]

@@ -17,7 +17,11 @@ normalisation, a linearly annealed learning rate) written for Spider's action se
 * games that end by the step limit are bootstrapped with the value of their last observation
   (``autoreset_mode="same-step"``: the env gives it in ``info["final_obs"]``);
 * the network sees only the rows that stand for an action (``slot_scores(packed=True)``), so a
-  decision costs what its legal actions cost, not ``action_rows``.
+  decision costs what its legal actions cost, not ``action_rows``;
+* with two threads or more the rollout is pipelined: the games are two halves, each its own
+  env, and one half's env steps on a second thread while torch chooses the other half's
+  actions. Actions are drawn by :func:`sample_rows` from one uniform number per game and step,
+  drawn at the start of the rollout, so the split changes no draw.
 
 Every ``eval_every`` steps the policy (most likely action) plays the validation deals, all at
 once in a second vector env (:func:`play_deals`), which is a row of ``eval.csv`` and a
@@ -32,8 +36,10 @@ later) is saved as ``model.safetensors`` (and ``model.zip``). ``bc`` starts from
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -218,6 +224,20 @@ class RowPolicy:
         return logits, valid, self.policy.value_net(latent).squeeze(-1)
 
 
+def sample_rows(logp: Any, valid: Any, u: Any) -> Any:
+    """One row per decision drawn from its log-probabilities ``logp`` ``(B, K)`` by inverting
+    the distribution's CDF at ``u`` ``(B,)`` (uniform in ``[0, 1)``): a row without a legal
+    action (``valid`` False, probability 0) is never drawn, and a decision's draw depends on its
+    own ``u`` only, so the trainer draws every game's ``u`` of a rollout at once and the samples
+    do not depend on how the games are split between calls. A decision without a legal row
+    (a game dealt with none, which ends at its next step) gets row 0."""
+    torch = _torch()
+    cdf = logp.exp().cumsum(dim=-1)
+    row = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], right=True)[:, 0]
+    last = valid.sum(dim=-1) - 1  # the valid rows come first
+    return torch.minimum(row, last).clamp(min=0)
+
+
 def masked_log_probs(logits: Any, valid: Any) -> tuple[Any, Any]:
     """``(log-probabilities (B, K), masked entropy (B,))`` of the rows' categorical: the
     entropy sums over the legal rows only (a masked row's ``p log p`` is exactly 0 but its
@@ -372,9 +392,19 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
     say(f"torch threads: {threads} (given)" if s.torch_threads else f"torch threads: {chosen}")
 
     N, T, K = s.num_envs, s.n_steps, s.action_rows
-    envs = make_envs(variant, s, N, TRAIN_DEALS, autoreset_mode=AutoresetMode.SAME_STEP)
-    F = envs.single_observation_space["actions"].shape[-1]
-    G = envs.single_observation_space["globals"].shape[-1]
+    # With two threads or more the games are two halves, each its own env: one half's env step
+    # (compiled, without the GIL, on a second thread) runs while torch chooses the other half's
+    # actions on this one (torch on one thread meanwhile, so the two never wait on each other).
+    # Game i is seeded s.seed + i in either case, as one env of N games seeds it.
+    pipelined = threads >= 2 and N >= 2
+    cuts = [0, N // 2, N] if pipelined else [0, N]
+    halves = [slice(lo, hi) for lo, hi in itertools.pairwise(cuts)]
+    envs_of = [
+        make_envs(variant, s, h.stop - h.start, TRAIN_DEALS, autoreset_mode=AutoresetMode.SAME_STEP)
+        for h in halves
+    ]
+    F = envs_of[0].single_observation_space["actions"].shape[-1]
+    G = envs_of[0].single_observation_space["globals"].shape[-1]
     # the rollout, on the device
     feats = torch.zeros((T, N, K, F), device=device)
     ids = torch.zeros((T, N, K), device=device)
@@ -386,7 +416,8 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
     dones = torch.zeros((T, N), device=device)
     kmax = np.zeros(T, dtype=np.int64)
 
-    obs, info = envs.reset(seed=s.seed)
+    obs_of = [e.reset(seed=s.seed + h.start)[0] for e, h in zip(envs_of, halves)]
+    stepper = ThreadPoolExecutor(1, thread_name_prefix="ppo-env") if pipelined else None
     next_done = torch.zeros(N, device=device)
     updates = max(1, -(-s.timesteps // s.batch))
     deals = validation_deals(s.eval_deals)
@@ -437,6 +468,63 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
                 torch.as_tensor(o["globals"], device=device),
             )[2]
 
+    def act(t: int, h: int) -> np.ndarray:
+        """Half ``h``'s actions at step ``t``, its observation and choices recorded."""
+        c0, w0 = time.process_time(), time.perf_counter()
+        o, g = obs_of[h], halves[h]
+        # only the rows some game uses: the rest have id -1 and the packed network never
+        # reads their features (a row past kmax[t] keeps an older rollout's)
+        k = rows_used(o["action_ids"])
+        kmax[t] = max(kmax[t], k)
+        feats[t, g, :k].copy_(torch.from_numpy(o["actions"][:, :k]))
+        ids[t, g].copy_(torch.from_numpy(o["action_ids"]))
+        glob[t, g].copy_(torch.from_numpy(o["globals"]))
+        dones[t, g] = next_done[g]
+        with torch.no_grad():
+            logits, valid, value = rp.forward(feats[t, g, :k], ids[t, g, :k], glob[t, g])
+            logp = torch.log_softmax(logits, -1)
+            row = sample_rows(logp, valid, uniforms[t, g])
+            logprobs[t, g] = logp.gather(1, row[:, None])[:, 0]
+        values[t, g] = value
+        rows[t, g] = row
+        r = row.cpu().numpy()
+        actions = o["action_ids"][np.arange(len(r)), r].astype(np.int64)
+        timer.add("policy (rollout)", c0, w0)
+        return np.maximum(actions, 0)  # a game dealt with no legal action ends anyway
+
+    def record(t: int, h: int, out: tuple[Any, ...]) -> None:
+        """Half ``h``'s step ``t`` as its env returned it."""
+        nonlocal illegal
+        c0, w0 = time.process_time(), time.perf_counter()
+        obs_of[h], reward, terminated, truncated, info = out
+        g = halves[h]
+        illegal += int(info["illegal_action"].sum())
+        rew = torch.as_tensor(reward, dtype=torch.float32, device=device)
+        ended = terminated | truncated
+        cut = np.flatnonzero(truncated & ~terminated)
+        if len(cut):  # bootstrap a game stopped by the step limit with its last value
+            last = [info["final_obs"][i] for i in cut.tolist()]
+            stacked = {key: np.stack([o[key] for o in last]) for key in last[0]}
+            rew[torch.as_tensor(cut, device=device)] += s.gamma * value_of(stacked)
+        rewards[t, g] = rew
+        next_done[g] = torch.as_tensor(ended, dtype=torch.float32, device=device)
+        if ended.any():
+            fin = info["final_info"]
+            for i in np.flatnonzero(ended).tolist():
+                episodes["games"] += 1
+                episodes["won"] += bool(fin["is_success"][i])
+                episodes["runs"] += int(fin["completed_runs"][i])
+        timer.add("bookkeeping", c0, w0)
+
+    def finish(pending: tuple[int, int, Any]) -> None:
+        """Wait for half ``h``'s step ``t`` under way (``pending``: ``(t, h, future)``; the
+        time not hidden is the env's) and record it."""
+        t, h, future = pending
+        c0, w0 = time.process_time(), time.perf_counter()
+        stepped = future.result()
+        timer.add("env step", c0, w0)
+        record(t, h, stepped)
+
     next_eval = 0
     for update in range(updates):
         if global_step >= next_eval:
@@ -446,51 +534,31 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
             optimizer.param_groups[0]["lr"] = s.learning_rate * (1.0 - update / updates)
         policy.eval()
         # --- rollout
+        torch.set_num_threads(1 if pipelined else threads)
+        kmax[:] = 0
+        uniforms = torch.rand((T, N), device=device)  # every game's draws (sample_rows)
+
+        pending: tuple[int, int, Any] | None = None  # a half's step under way (t, h, future)
         for t in range(T):
-            c0, w0 = time.process_time(), time.perf_counter()
-            # only the rows some game uses: the rest have id -1 and the packed network never
-            # reads their features (a row past kmax[t] keeps an older rollout's)
-            k = kmax[t] = rows_used(obs["action_ids"])
-            feats[t, :, :k].copy_(torch.from_numpy(obs["actions"][:, :k]))
-            ids[t].copy_(torch.from_numpy(obs["action_ids"]))
-            glob[t].copy_(torch.from_numpy(obs["globals"]))
-            dones[t] = next_done
-            with torch.no_grad():
-                logits, _, value = rp.forward(feats[t, :, :k], ids[t, :, :k], glob[t])
-                row = torch.distributions.Categorical(logits=logits).sample()
-                logprobs[t] = torch.log_softmax(logits, -1).gather(1, row[:, None])[:, 0]
-            values[t] = value
-            rows[t] = row
-            r = row.cpu().numpy()
-            actions = obs["action_ids"][np.arange(N), r].astype(np.int64)
-            actions = np.maximum(actions, 0)  # a game dealt with no legal action ends anyway
-            timer.add("policy (rollout)", c0, w0)
-            c0, w0 = time.process_time(), time.perf_counter()
-            obs, reward, terminated, truncated, info = envs.step(actions)
-            illegal += int(info["illegal_action"].sum())
-            timer.add("env step", c0, w0)
-            c0, w0 = time.process_time(), time.perf_counter()
-            rew = torch.as_tensor(reward, dtype=torch.float32, device=device)
-            ended = terminated | truncated
-            cut = np.flatnonzero(truncated & ~terminated)
-            if len(cut):  # bootstrap a game stopped by the step limit with its last value
-                last = [info["final_obs"][i] for i in cut.tolist()]
-                stacked = {key: np.stack([o[key] for o in last]) for key in last[0]}
-                rew[torch.as_tensor(cut, device=device)] += s.gamma * value_of(stacked)
-            rewards[t] = rew
-            next_done = torch.as_tensor(ended, dtype=torch.float32, device=device)
-            if ended.any():
-                fin = info["final_info"]
-                for i in np.flatnonzero(ended).tolist():
-                    episodes["games"] += 1
-                    episodes["won"] += bool(fin["is_success"][i])
-                    episodes["runs"] += int(fin["completed_runs"][i])
-            timer.add("bookkeeping", c0, w0)
+            for h in range(len(halves)):
+                actions = act(t, h)  # meanwhile the other half's env steps
+                if stepper is None:
+                    c0, w0 = time.process_time(), time.perf_counter()
+                    stepped = envs_of[h].step(actions)
+                    timer.add("env step", c0, w0)
+                    record(t, h, stepped)
+                    continue
+                if pending is not None:
+                    finish(pending)
+                pending = (t, h, stepper.submit(envs_of[h].step, actions))
+        if pending is not None:
+            finish(pending)
+        torch.set_num_threads(threads)
         global_step += N * T
         # --- advantages
         c0, w0 = time.process_time(), time.perf_counter()
         with torch.no_grad():
-            next_value = value_of(obs)
+            next_value = torch.cat([value_of(o) for o in obs_of])
             advantages = torch.zeros_like(rewards)
             gae = torch.zeros(N, device=device)
             for t in reversed(range(T)):
@@ -559,7 +627,10 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
                 f"games {episodes['games']:,} won {episodes['won']:,}  "
                 + "  ".join(f"{k} {v:.4g}" for k, v in stats.items()))  # fmt: skip
     evaluate(global_step)
-    envs.close()
+    for e in envs_of:
+        e.close()
+    if stepper is not None:
+        stepper.shutdown()
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - cpu_start
     train_cpu = sum(v for k, v in timer.cpu.items() if k != "evaluation")
@@ -598,5 +669,6 @@ __all__ = [
     "masked_log_probs",
     "play_deals",
     "rows_used",
+    "sample_rows",
     "train",
 ]
