@@ -525,112 +525,118 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
         timer.add("env step", c0, w0)
         record(t, h, stepped)
 
-    next_eval = 0
-    for update in range(updates):
-        if global_step >= next_eval:
-            evaluate(global_step)
-            next_eval += s.eval_every
-        if not s.constant_lr:
-            optimizer.param_groups[0]["lr"] = s.learning_rate * (1.0 - update / updates)
-        policy.eval()
-        # --- rollout
-        torch.set_num_threads(1 if pipelined else threads)
-        kmax[:] = 0
-        uniforms = torch.rand((T, N), device=device)  # every game's draws (sample_rows)
+    try:
+        next_eval = 0
+        for update in range(updates):
+            if global_step >= next_eval:
+                evaluate(global_step)
+                next_eval += s.eval_every
+            if not s.constant_lr:
+                optimizer.param_groups[0]["lr"] = s.learning_rate * (1.0 - update / updates)
+            policy.eval()
+            # --- rollout
+            torch.set_num_threads(1 if pipelined else threads)
+            kmax[:] = 0
+            uniforms = torch.rand((T, N), device=device)  # every game's draws (sample_rows)
 
-        pending: tuple[int, int, Any] | None = None  # a half's step under way (t, h, future)
-        for t in range(T):
-            for h in range(len(halves)):
-                actions = act(t, h)  # meanwhile the other half's env steps
-                if stepper is None:
-                    c0, w0 = time.process_time(), time.perf_counter()
-                    stepped = envs_of[h].step(actions)
-                    timer.add("env step", c0, w0)
-                    record(t, h, stepped)
-                    continue
-                if pending is not None:
-                    finish(pending)
-                pending = (t, h, stepper.submit(envs_of[h].step, actions))
-        if pending is not None:
-            finish(pending)
-        torch.set_num_threads(threads)
-        global_step += N * T
-        # --- advantages
-        c0, w0 = time.process_time(), time.perf_counter()
-        with torch.no_grad():
-            next_value = torch.cat([value_of(o) for o in obs_of])
-            advantages = torch.zeros_like(rewards)
-            gae = torch.zeros(N, device=device)
-            for t in reversed(range(T)):
-                nonterminal = 1.0 - (next_done if t == T - 1 else dones[t + 1])
-                nv = next_value if t == T - 1 else values[t + 1]
-                delta = rewards[t] + s.gamma * nv * nonterminal - values[t]
-                gae = delta + s.gamma * s.gae_lambda * nonterminal * gae
-                advantages[t] = gae
-            returns = advantages + values
-        # --- update
-        policy.train()
-        b_feats, b_ids, b_glob = feats.reshape(-1, K, F), ids.reshape(-1, K), glob.reshape(-1, G)
-        b_rows, b_logp = rows.reshape(-1), logprobs.reshape(-1)
-        b_adv, b_ret, b_val = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
-        b_k = torch.as_tensor(np.repeat(kmax, N))
-        mb = max(1, s.batch // s.minibatches)
-        stats: dict[str, float] = {}
-        for _epoch in range(s.update_epochs):
-            order = torch.randperm(s.batch)
-            approx_kl = torch.zeros(())
-            for lo in range(0, s.batch, mb):
-                i = order[lo : lo + mb]
-                k = int(b_k[i].max())
-                logits, valid, value = rp.forward(b_feats[i, :k], b_ids[i, :k], b_glob[i])
-                logp, entropy = masked_log_probs(logits, valid)
-                new_logp = logp.gather(1, b_rows[i, None])[:, 0]
-                log_ratio = new_logp - b_logp[i]
-                ratio = log_ratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - log_ratio).mean()
-                    clipfrac = ((ratio - 1.0).abs() > s.clip_coef).float().mean()
-                adv = b_adv[i]
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -adv * ratio, -adv * ratio.clamp(1 - s.clip_coef, 1 + s.clip_coef)
-                ).mean()
-                v_clipped = b_val[i] + (value - b_val[i]).clamp(-s.clip_coef, s.clip_coef)
-                v_loss = (
-                    0.5 * torch.max((value - b_ret[i]) ** 2, (v_clipped - b_ret[i]) ** 2).mean()
-                )
-                ent = entropy.mean()
-                loss = pg_loss - s.ent_coef * ent + s.vf_coef * v_loss
-                bc_kl = torch.zeros(())
-                coef = s.bc_coef * max(0.0, 1.0 - global_step / s.bc_steps)
-                if anchor is not None and coef > 0:
+            pending: tuple[int, int, Any] | None = None  # a half's step under way (t, h, future)
+            for t in range(T):
+                for h in range(len(halves)):
+                    actions = act(t, h)  # meanwhile the other half's env steps
+                    if stepper is None:
+                        c0, w0 = time.process_time(), time.perf_counter()
+                        stepped = envs_of[h].step(actions)
+                        timer.add("env step", c0, w0)
+                        record(t, h, stepped)
+                        continue
+                    if pending is not None:
+                        finish(pending)
+                    pending = (t, h, stepper.submit(envs_of[h].step, actions))
+            if pending is not None:
+                finish(pending)
+            torch.set_num_threads(threads)
+            global_step += N * T
+            # --- advantages
+            c0, w0 = time.process_time(), time.perf_counter()
+            with torch.no_grad():
+                next_value = torch.cat([value_of(o) for o in obs_of])
+                advantages = torch.zeros_like(rewards)
+                gae = torch.zeros(N, device=device)
+                for t in reversed(range(T)):
+                    nonterminal = 1.0 - (next_done if t == T - 1 else dones[t + 1])
+                    nv = next_value if t == T - 1 else values[t + 1]
+                    delta = rewards[t] + s.gamma * nv * nonterminal - values[t]
+                    gae = delta + s.gamma * s.gae_lambda * nonterminal * gae
+                    advantages[t] = gae
+                returns = advantages + values
+            # --- update
+            policy.train()
+            b_feats, b_ids, b_glob = (
+                feats.reshape(-1, K, F),
+                ids.reshape(-1, K),
+                glob.reshape(-1, G),
+            )
+            b_rows, b_logp = rows.reshape(-1), logprobs.reshape(-1)
+            b_adv, b_ret, b_val = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
+            b_k = torch.as_tensor(np.repeat(kmax, N))
+            mb = max(1, s.batch // s.minibatches)
+            stats: dict[str, float] = {}
+            for _epoch in range(s.update_epochs):
+                order = torch.randperm(s.batch)
+                approx_kl = torch.zeros(())
+                for lo in range(0, s.batch, mb):
+                    i = order[lo : lo + mb]
+                    k = int(b_k[i].max())
+                    logits, valid, value = rp.forward(b_feats[i, :k], b_ids[i, :k], b_glob[i])
+                    logp, entropy = masked_log_probs(logits, valid)
+                    new_logp = logp.gather(1, b_rows[i, None])[:, 0]
+                    log_ratio = new_logp - b_logp[i]
+                    ratio = log_ratio.exp()
                     with torch.no_grad():
-                        a_logits = anchor.forward(b_feats[i, :k], b_ids[i, :k], b_glob[i])[0]
-                        a_logp = masked_log_probs(a_logits, valid)[0]
-                    bc_kl = kl_from(a_logp, logp, valid).mean()
-                    loss = loss + coef * bc_kl
-                optimizer.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(policy.parameters(), s.max_grad_norm)
-                optimizer.step()
-                stats = {"policy_loss": pg_loss.item(), "value_loss": v_loss.item(),
-                         "entropy": ent.item(), "approx_kl": approx_kl.item(),
-                         "clipfrac": clipfrac.item(), "bc_kl": bc_kl.item()}  # fmt: skip
-            if s.target_kl and float(approx_kl) > s.target_kl:
-                break
-        if not all(np.isfinite(list(stats.values()))):
-            raise FloatingPointError(f"update {update}: a loss is not finite: {stats}")
-        timer.add("update", c0, w0)
-        if (update + 1) % 10 == 0 or update == updates - 1:
-            cpu = time.process_time() - cpu_start
-            say(f"step {global_step:>10,}  {global_step / cpu:,.0f} steps/CPU-s  "
-                f"games {episodes['games']:,} won {episodes['won']:,}  "
-                + "  ".join(f"{k} {v:.4g}" for k, v in stats.items()))  # fmt: skip
-    evaluate(global_step)
-    for e in envs_of:
-        e.close()
-    if stepper is not None:
-        stepper.shutdown()
+                        approx_kl = ((ratio - 1) - log_ratio).mean()
+                        clipfrac = ((ratio - 1.0).abs() > s.clip_coef).float().mean()
+                    adv = b_adv[i]
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                    pg_loss = torch.max(
+                        -adv * ratio, -adv * ratio.clamp(1 - s.clip_coef, 1 + s.clip_coef)
+                    ).mean()
+                    v_clipped = b_val[i] + (value - b_val[i]).clamp(-s.clip_coef, s.clip_coef)
+                    v_loss = (
+                        0.5 * torch.max((value - b_ret[i]) ** 2, (v_clipped - b_ret[i]) ** 2).mean()
+                    )
+                    ent = entropy.mean()
+                    loss = pg_loss - s.ent_coef * ent + s.vf_coef * v_loss
+                    bc_kl = torch.zeros(())
+                    coef = s.bc_coef * max(0.0, 1.0 - global_step / s.bc_steps)
+                    if anchor is not None and coef > 0:
+                        with torch.no_grad():
+                            a_logits = anchor.forward(b_feats[i, :k], b_ids[i, :k], b_glob[i])[0]
+                            a_logp = masked_log_probs(a_logits, valid)[0]
+                        bc_kl = kl_from(a_logp, logp, valid).mean()
+                        loss = loss + coef * bc_kl
+                    optimizer.zero_grad()
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(policy.parameters(), s.max_grad_norm)
+                    optimizer.step()
+                    stats = {"policy_loss": pg_loss.item(), "value_loss": v_loss.item(),
+                             "entropy": ent.item(), "approx_kl": approx_kl.item(),
+                             "clipfrac": clipfrac.item(), "bc_kl": bc_kl.item()}  # fmt: skip
+                if s.target_kl and float(approx_kl) > s.target_kl:
+                    break
+            if not all(np.isfinite(list(stats.values()))):
+                raise FloatingPointError(f"update {update}: a loss is not finite: {stats}")
+            timer.add("update", c0, w0)
+            if (update + 1) % 10 == 0 or update == updates - 1:
+                cpu = time.process_time() - cpu_start
+                say(f"step {global_step:>10,}  {global_step / cpu:,.0f} steps/CPU-s  "
+                    f"games {episodes['games']:,} won {episodes['won']:,}  "
+                    + "  ".join(f"{k} {v:.4g}" for k, v in stats.items()))  # fmt: skip
+        evaluate(global_step)
+    finally:  # the envs and the stepping thread, also when training fails
+        for e in envs_of:
+            e.close()
+        if stepper is not None:
+            stepper.shutdown()
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - cpu_start
     train_cpu = sum(v for k, v in timer.cpu.items() if k != "evaluation")
