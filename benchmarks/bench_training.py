@@ -14,7 +14,8 @@ of this process (torch uses ``--threads`` threads, so CPU time can exceed wall t
 warm-up (numba compiling, the first update). For the batched trainer also where the time goes
 (CPU-seconds by part; with its pipelined rollout, two threads or more, a part's CPU time is the
 whole process's while that part runs: the env stepping on the second thread counts towards the
-policy's part while torch chooses actions, and "env step" is the time spent waiting for it). Not a test; run it as
+policy's part while torch chooses actions, and "env step" is the time spent waiting for it).
+Not a test; run it as
 
     .venv/bin/python benchmarks/bench_training.py [--suits 1] [--hidden 64] [--num-envs 256]
         [--n-steps 32] [--updates 4] [--sb3-steps 8192] [--recipe-steps 2048] [--json PATH]
