@@ -8,8 +8,10 @@
 
 Every env runner steps ``--num-envs-per-env-runner`` games in one ``SpiderVectorEnv`` (built
 by RLlib through the env's vector entry point); the policy is the RL recipe's action-set
-network (``--obs-mode actions``) or two MLPs over the flat observation (``--obs-mode flat``),
-its logits masked with the legal actions the observation carries. The env raises on an
+network (``--obs-mode rows``, the default: RLlib's action is a row of the per-action
+observation, the env plays that row's action id; or ``--obs-mode actions``: the action an id)
+or two MLPs over the flat observation (``--obs-mode flat``), its logits masked with the legal
+actions the observation carries. The env raises on an
 illegal action, so a finished run took none. At the end: RLlib's checkpoint
 (``OUT/checkpoint``), the policy exported as a model file ``spider-env evaluate`` plays
 (``OUT/model.safetensors``; ``OUT/model.zip`` + ``model.json`` beside it), ``progress.csv``,

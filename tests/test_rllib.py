@@ -30,9 +30,11 @@ from spider_env.agents.rl.rllib import (
     export_model,
     ppo_config,
     restore_module,
+    rows_width,
+    split_rows,
     train,
 )
-from spider_env.agents.rl.rllib_modules import ActionSetRLModule, FlatRLModule
+from spider_env.agents.rl.rllib_modules import ActionRowsRLModule, ActionSetRLModule, FlatRLModule
 from spider_env.agents.rl.settings import SettingsError
 from test_readme import RLLIB_PYTHON, run_snippet
 
@@ -49,20 +51,36 @@ def env_of(obs_mode: str, num_envs: int = 4, **config: Any) -> RLlibVectorEnv:
                            **config})  # fmt: skip
 
 
+MODULES = {"rows": ActionRowsRLModule, "actions": ActionSetRLModule, "flat": FlatRLModule}
+
+
 def module_of(env: RLlibVectorEnv, obs_mode: str, hidden: int = 16) -> Any:
-    cls = ActionSetRLModule if obs_mode == "actions" else FlatRLModule
-    return cls(
+    return MODULES[obs_mode](
         observation_space=env.single_observation_space,
         action_space=env.single_action_space,
         model_config={"hidden": hidden},
     )
 
 
-def as_batch(obs: dict[str, Any]) -> dict[str, Any]:
+def as_batch(obs: Any) -> dict[str, Any]:
     def tensor(x: Any) -> Any:
         return {k: tensor(v) for k, v in x.items()} if isinstance(x, dict) else torch.as_tensor(x)
 
     return {Columns.OBS: tensor(obs)}
+
+
+def legal(env: RLlibVectorEnv, obs: Any) -> np.ndarray:
+    """The legal actions of the module's action space: rows with an action, or action ids."""
+    if env.obs_mode == "rows":
+        return split_rows(obs, env.action_rows)[2] > 0.5
+    return obs["action_mask"].astype(bool)
+
+
+def as_actions_obs(env: RLlibVectorEnv, obs: np.ndarray) -> dict[str, np.ndarray]:
+    """The Gymnasium env's ``obs_mode="actions"`` observation of a rows observation."""
+    feats, glob, _ = split_rows(obs, env.action_rows)
+    ids = env.row_action_ids.astype(np.float32)
+    return {"actions": feats, "action_ids": ids, "globals": glob}
 
 
 # --- the env ------------------------------------------------------------------------------------
@@ -83,6 +101,62 @@ def test_the_env_has_the_mask_beside_the_observation(obs_mode: str) -> None:
     np.testing.assert_array_equal(obs["action_mask"], info["action_mask"])
 
 
+def test_the_rows_env_packs_the_per_action_observation_and_plays_each_row_s_action() -> None:
+    # the same games through the rows layout and the Gymnasium env's per-action layout,
+    # short games so that episodes end (truncated) and restart (next-step autoreset)
+    rows = env_of("rows", num_envs=6, max_episode_steps=15)
+    ids = env_of("actions", num_envs=6, max_episode_steps=15)
+    assert rows.single_action_space.n == rows.action_rows == 96
+    assert rows.single_observation_space.shape == (rows_width(96),) == (96 * 28 + 11,)
+    obs, info = rows.reset(seed=4)
+    ref, _ = ids.reset(seed=4)
+    assert "action_mask" not in info and "_action_mask" not in info  # ids, not rows
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(60):
+        assert rows.observation_space.contains(obs)
+        np.testing.assert_array_equal(as_actions_obs(rows, obs)["actions"], ref["actions"])
+        np.testing.assert_array_equal(as_actions_obs(rows, obs)["globals"], ref["globals"])
+        np.testing.assert_array_equal(rows.row_action_ids, ref["action_ids"])
+        np.testing.assert_array_equal(legal(rows, obs), ref["action_ids"] >= 0)
+        chosen = np.array([rng.choice(np.flatnonzero(row)) for row in legal(rows, obs)])
+        played = ref["action_ids"][np.arange(6), chosen].astype(np.int64)
+        np.testing.assert_array_equal(ref["action_mask"][np.arange(6), played], 1)
+        obs, reward, terminated, truncated, _ = rows.step(chosen)
+        ref, reward_ref, terminated_ref, truncated_ref, _ = ids.step(played)
+        np.testing.assert_array_equal(reward, reward_ref)
+        np.testing.assert_array_equal(terminated, terminated_ref)
+        np.testing.assert_array_equal(truncated, truncated_ref)
+        ended += int((terminated | truncated).sum())
+    assert ended >= 6
+
+
+def test_a_row_without_an_action_raises_naming_the_env_and_the_row() -> None:
+    env = env_of("rows", num_envs=3)
+    obs, _ = env.reset(seed=0)
+    flags = legal(env, obs)
+    first = flags.argmax(axis=1)
+    empty = int(np.flatnonzero(~flags[1])[0])
+    with pytest.raises(IllegalMoveError, match=f"env 1: row {empty} has no action"):
+        env.step(np.array([first[0], empty, first[2]]))
+    with pytest.raises(IllegalMoveError, match=r"env 2: row 96 is out of range 0\.\.95"):
+        env.step(np.array([first[0], first[1], 96]))
+    with pytest.raises(ValueError, match="expected 3 row numbers"):
+        env.step(first.astype(float))
+    env.step(first)  # nothing was played before
+    with pytest.raises(AttributeError, match="obs_mode 'rows' only"):
+        _ = env_of("actions").row_action_ids
+
+
+def test_a_game_that_ended_ignores_its_row() -> None:
+    env = env_of("rows", num_envs=2, max_episode_steps=1)
+    obs, _ = env.reset(seed=0)
+    _, _, _, truncated, _ = env.step(legal(env, obs).argmax(axis=1))
+    assert truncated.all()
+    obs, *_ = env.step(np.array([95, 95]))  # ignored: both games restart
+    assert legal(env, obs).any(axis=1).all()
+
+
 def test_runners_seeded_one_apart_play_different_games() -> None:
     a, b = env_of("actions"), env_of("actions")
     a.reset(seed=10)
@@ -99,6 +173,7 @@ def test_the_env_refuses_to_be_built_game_by_game_or_with_unknown_keys() -> None
         RLlibVectorEnv({"num_envs": 2, "suits": 2})
     with pytest.raises(ValueError, match="obs_mode"):
         RLlibVectorEnv({"num_envs": 2, "obs_mode": "dict"})
+    assert RLlibVectorEnv({"num_envs": 2}).obs_mode == "rows"  # the default
 
 
 def test_an_illegal_action_raises() -> None:
@@ -110,7 +185,7 @@ def test_an_illegal_action_raises() -> None:
 
 
 # --- the modules --------------------------------------------------------------------------------
-@pytest.mark.parametrize("obs_mode", ["actions", "flat"])
+@pytest.mark.parametrize("obs_mode", ["rows", "actions", "flat"])
 def test_the_modules_sample_only_legal_actions(obs_mode: str) -> None:
     torch.manual_seed(0)
     env = env_of(obs_mode, num_envs=16)
@@ -121,17 +196,45 @@ def test_the_modules_sample_only_legal_actions(obs_mode: str) -> None:
             out = module.forward_exploration(as_batch(obs))
         dist = module.get_exploration_action_dist_cls().from_logits(out[Columns.ACTION_DIST_INPUTS])
         actions = dist.sample().numpy()
-        playing = obs["action_mask"].any(axis=1)  # (a game that just ended has no legal action)
+        mask = legal(env, obs)
+        playing = mask.any(axis=1)  # (a game that just ended has no legal action)
         assert playing.sum() >= 12
-        assert obs["action_mask"][np.arange(16), actions][playing].all()
+        assert mask[np.arange(16), actions][playing].all()
         probs = torch.softmax(out[Columns.ACTION_DIST_INPUTS], -1).numpy()[playing]
-        assert probs[obs["action_mask"][playing] == 0].max() == 0.0
+        assert probs[~mask[playing]].max() == 0.0
         obs, *_ = env.step(actions)
 
 
-def test_the_module_values_come_from_the_same_pass() -> None:
-    env = env_of("actions")
-    module = module_of(env, "actions")
+def test_the_rows_module_gives_each_legal_action_the_actions_module_s_probability() -> None:
+    torch.manual_seed(2)
+    rows, ids = env_of("rows", num_envs=8), env_of("actions", num_envs=8)
+    by_row, by_id = module_of(rows, "rows"), module_of(ids, "actions")
+    by_id.load_state_dict(by_row.state_dict())  # the same parameters, the same names
+    obs, _ = rows.reset(seed=7)
+    ref, _ = ids.reset(seed=7)
+    for _ in range(40):
+        with torch.no_grad():
+            p_row = torch.softmax(
+                by_row.forward_inference(as_batch(obs))[Columns.ACTION_DIST_INPUTS], -1
+            )
+            p_id = torch.softmax(
+                by_id.forward_inference(as_batch(ref))[Columns.ACTION_DIST_INPUTS], -1
+            )
+        row_ids = rows.row_action_ids
+        for i in range(8):
+            has = row_ids[i] >= 0
+            np.testing.assert_allclose(p_row[i][has].numpy(), p_id[i][row_ids[i][has]].numpy(),
+                                       rtol=1e-5, atol=1e-7)  # fmt: skip
+            assert p_id[i].sum().item() == pytest.approx(p_id[i][row_ids[i][has]].sum().item())
+        chosen = p_row.argmax(-1).numpy()
+        obs, *_ = rows.step(chosen)
+        ref, *_ = ids.step(row_ids[np.arange(8), chosen])
+
+
+@pytest.mark.parametrize("obs_mode", ["rows", "actions"])
+def test_the_module_values_come_from_the_same_pass(obs_mode: str) -> None:
+    env = env_of(obs_mode)
+    module = module_of(env, obs_mode)
     obs, _ = env.reset(seed=1)
     batch = as_batch(obs)
     with torch.no_grad():
@@ -146,10 +249,15 @@ def test_a_module_refuses_an_observation_without_the_mask() -> None:
         module_of(env, "flat")
     with pytest.raises(ValueError, match="hidden"):
         module_of(env, "actions", hidden=0)
+    with pytest.raises(ValueError, match="obs_mode='rows' of 1301 rows"):
+        ActionRowsRLModule(observation_space=env_of("flat").single_observation_space,
+                           action_space=env.single_action_space)  # fmt: skip
+    with pytest.raises(ValueError, match="obs_mode='actions'"):
+        module_of(env_of("rows"), "actions")
 
 
 # --- the model format ---------------------------------------------------------------------------
-@pytest.mark.parametrize("obs_mode", ["actions", "flat"])
+@pytest.mark.parametrize("obs_mode", ["rows", "actions", "flat"])
 def test_the_exported_model_chooses_the_module_s_most_likely_action(
     obs_mode: str, tmp_path: Path
 ) -> None:
@@ -164,7 +272,9 @@ def test_the_exported_model_chooses_the_module_s_most_likely_action(
     path = export_model(module, s, tmp_path / "model.zip", training={"test": True})
     model = load_model(path)
     saved = SavedModel.read(tmp_path / "model.safetensors")  # the model file beside the zip
-    assert saved.env.variant == "spider-2suit" and saved.env.obs_mode == obs_mode
+    # a rows module plays the Gymnasium env's per-action observation, action ids
+    assert saved.env.variant == "spider-2suit"
+    assert saved.env.obs_mode == ("actions" if obs_mode == "rows" else obs_mode)
     assert saved.training == {"test": True}
     agent = ModelAgent(saved, deterministic=True)
     obs, _ = env.reset(seed=5)
@@ -172,13 +282,19 @@ def test_the_exported_model_chooses_the_module_s_most_likely_action(
         with torch.no_grad():
             logits = module.forward_inference(as_batch(obs))[Columns.ACTION_DIST_INPUTS]
         ours = logits.argmax(-1).numpy()
-        plain = obs["observations"] if obs_mode == "flat" else {
-            k: v for k, v in obs.items() if k != "action_mask"}  # fmt: skip
-        theirs, _ = model.predict(plain, action_masks=obs["action_mask"].astype(bool),
-                                  deterministic=True)  # fmt: skip
-        np.testing.assert_array_equal(ours, theirs)
-        mine = agent.choose_batch(plain, obs["action_mask"].astype(bool), None)
-        np.testing.assert_array_equal(ours, mine)  # the model file plays in NumPy as the module
+        if obs_mode == "rows":
+            plain, mask = as_actions_obs(env, obs), env.unwrapped.action_masks()
+            ids = env.row_action_ids[np.arange(8), ours]
+        else:
+            mask, ids = obs["action_mask"].astype(bool), ours
+            plain = obs["observations"] if obs_mode == "flat" else {
+                k: v for k, v in obs.items() if k != "action_mask"}  # fmt: skip
+        theirs, _ = model.predict(plain, action_masks=mask, deterministic=True)
+        playing = mask.any(axis=1)  # (a game without a legal action has no row to choose)
+        np.testing.assert_array_equal(ids[playing], theirs[playing])
+        mine = agent.choose_batch(plain, mask, None)
+        # the model file plays in NumPy as the module
+        np.testing.assert_array_equal(ids[playing], mine[playing])
         obs, *_ = env.step(ours)
 
 
@@ -293,13 +409,23 @@ class UnmaskedModule(ActionSetRLModule):
         return {Columns.ACTION_DIST_INPUTS: torch.zeros_like(logits)}
 
 
-def test_training_with_a_policy_that_ignores_the_mask_fails(tmp_path: Path) -> None:
+class UnmaskedRowsModule(ActionRowsRLModule):
+    """The rows module without the row flags: it picks rows without an action."""
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        logits, _ = self._logits_latent(batch[Columns.OBS])
+        return {Columns.ACTION_DIST_INPUTS: torch.zeros_like(logits)}
+
+
+@pytest.mark.parametrize("obs_mode", ["rows", "actions"])
+def test_training_with_a_policy_that_ignores_the_mask_fails(obs_mode: str) -> None:
     import ray
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    s = RLlibSettings(**TINY)
+    s = RLlibSettings(obs_mode=obs_mode, **TINY)
+    cls = UnmaskedRowsModule if obs_mode == "rows" else UnmaskedModule
     config = ppo_config(s).rl_module(
-        rl_module_spec=RLModuleSpec(module_class=UnmaskedModule, model_config={"hidden": 16})
+        rl_module_spec=RLModuleSpec(module_class=cls, model_config={"hidden": 16})
     )
     ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
     try:
@@ -349,14 +475,15 @@ def test_the_restored_checkpoint_chooses_as_the_exported_model(
     saved, restored = load_model(out / "model.zip"), load_model(again)
     for a, b in zip(saved.policy.state_dict().values(), restored.policy.state_dict().values()):
         assert torch.equal(a, b)
-    env = env_of("actions", num_envs=8, variant="spider-1suit")
+    env = env_of("rows", num_envs=8, variant="spider-1suit")  # trained with the default
     obs, _ = env.reset(seed=2)
     with torch.no_grad():
         logits = module.forward_inference(as_batch(obs))[Columns.ACTION_DIST_INPUTS]
-    plain = {k: v for k, v in obs.items() if k != "action_mask"}
-    theirs, _ = saved.predict(plain, action_masks=obs["action_mask"].astype(bool),
+    theirs, _ = saved.predict(as_actions_obs(env, obs), action_masks=env.unwrapped.action_masks(),
                               deterministic=True)  # fmt: skip
-    np.testing.assert_array_equal(logits.argmax(-1).numpy(), theirs)
+    ours = env.row_action_ids[np.arange(8), logits.argmax(-1).numpy()]
+    assert (ours >= 0).all()  # every game has a legal action at the start
+    np.testing.assert_array_equal(ours, theirs)
 
 
 def test_spider_env_evaluate_plays_the_exported_model(trained: tuple[dict[str, Any], Path]) -> None:

@@ -50,9 +50,14 @@ class ActionSetLayers:
         action are meaningless (mask them). ``packed``: the network sees only the rows with an
         action (the same values up to float rounding, at the cost of the legal actions rather
         than of ``K`` rows: what the batched trainers use)."""
-        feats, ids, glob = obs["actions"], obs["action_ids"], obs["globals"]
+        return self.row_scores(obs["actions"], obs["action_ids"] >= 0, obs["globals"], packed)
+
+    def row_scores(
+        self, feats: th.Tensor, valid: th.Tensor, glob: th.Tensor, packed: bool = False
+    ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """:meth:`slot_scores` of the rows ``feats`` ``(B, K, F)`` whose ``valid`` ``(B, K)``
+        is true (the rows with an action), with the globals ``glob`` ``(B, G)``."""
         b, k, _ = feats.shape
-        valid = ids >= 0
         if packed:
             return self._packed(feats, valid, glob)
         x = th.cat((feats, glob.unsqueeze(1).expand(b, k, glob.shape[-1])), dim=-1)

@@ -5,17 +5,30 @@ Three pieces, and :func:`train` that puts them together:
 * **the env** (:class:`RLlibVectorEnv`, also registered with Ray's registry as :data:`RAY_ENV` by
   :func:`register_env`): every env runner builds a :class:`~spider_env.vector.SpiderVectorEnv`
   of ``num_envs_per_env_runner`` games through the vector entry point (one compiled call steps
-  them all; ``gym_env_vectorize_mode="vector_entry_point"``). Its observation is a ``Dict`` with
-  the mask beside the observation proper: ``obs_mode="actions"`` is the env's own
-  ``mask_in_obs=True`` (``actions``, ``action_ids``, ``globals``, ``action_mask``);
-  ``obs_mode="flat"`` is ``{"observations": flat, "action_mask": mask}`` (RLlib's
-  action-masking layout). Training deals are ``10000 ..`` (the test deals 0..999 and the
-  validation deals 1000.. are never played); env runner ``w`` (0: the driver's) reset with
+  them all; ``gym_env_vectorize_mode="vector_entry_point"``). Three layouts (``obs_mode``):
+
+  - ``"rows"`` (the default): RLlib's action is a *row* of the per-action observation
+    (``Discrete(action_rows)``) and the observation one float32 array per game,
+    ``[features (K * F) | globals (G) | row flags (K)]`` (:func:`split_rows`; a flag is 1 where
+    the row holds a legal action); the env keeps each row's action id and steps the Gymnasium
+    env with it. RLlib moves, stores and samples only what the network reads (no mask over the
+    1,301 action ids, a categorical over ``K`` rows): the same network and the same
+    distribution over the legal actions as ``"actions"`` (whose ids without a row have the
+    logit ``NO_ROW_LOGIT``), at a fraction of RLlib's cost;
+  - ``"actions"``: the env's own ``mask_in_obs=True`` (``actions``, ``action_ids``,
+    ``globals``, ``action_mask``), the action an action id;
+  - ``"flat"``: ``{"observations": flat, "action_mask": mask}`` (RLlib's action-masking
+    layout), the action an action id.
+
+  The Gymnasium env's action contract is unchanged: ``"rows"`` is this wrapper's. Training
+  deals are ``10000 ..`` (the test deals 0..999 and the validation deals 1000.. are never
+  played); env runner ``w`` (0: the driver's) reset with
   seed ``s`` seeds its game ``i`` with ``s * num_envs + i`` (RLlib gives runner ``w`` the seed
   ``seed + w``), so no two games of a run share a seed. The env raises on an illegal action
   (``illegal_action="raise"``): a run that finishes took none.
 * **the policy** (:mod:`.rllib_modules`): RLModules that mask the logits with the observation's
-  mask; the action-set network (``"actions"``) or two MLPs (``"flat"``).
+  mask or row flags; the action-set network (``"rows"``, ``"actions"``) or two MLPs
+  (``"flat"``).
 * **the config** (:func:`ppo_config`): RLlib's ``PPOConfig`` from :class:`RLlibSettings`
   (env runners, envs per runner, learners, PPO's settings).
 
@@ -45,10 +58,12 @@ from gymnasium.vector.utils import batch_space
 from spider_env.agents.model_format import ACTIONS_MODE, EnvSettings, Sidecar
 
 from spider_env.core.checks import is_int
+from spider_env.core.rules import IllegalMoveError
 from spider_env.core.variants import Variant, get_variant, resolve_variant
 from spider_env.env import DEFAULT_MAX_EPISODE_STEPS
 from spider_env.observation import DEFAULT_FEATURE_SLOTS, MAX_FEATURE_SLOTS
 from spider_env.observation.actions import DEFAULT_ACTION_ROWS
+from spider_env.observation.spaces import N_ACTION_FEATURES, N_GLOBAL_FEATURES
 from spider_env.rewards import REWARD_MODES
 
 from .envs import TRAIN_DEALS, validation_deals
@@ -66,7 +81,8 @@ from .settings import (
 )
 
 RAY_ENV = "spider-env"  # the env's name in Ray's registry (config.environment(RAY_ENV))
-OBS_MODES = (ACTIONS_MODE, "flat")
+ROWS_MODE = "rows"  # RLlib's action: a row of the per-action observation (RLlibVectorEnv)
+OBS_MODES = (ROWS_MODE, ACTIONS_MODE, "flat")
 FLAT_KEY = "observations"  # the flat observation's key beside "action_mask"
 INSTALL_HINT = "pip install 'spider-env[rllib]'"
 #: The keys of the env's config (``config.environment(RAY_ENV, env_config=...)``).
@@ -93,12 +109,14 @@ class RLlibSettings:
     """classic Spider with this many suits (unless --variant)"""
     variant: Annotated[str, Name] | None = None
     """any registered variant instead of classic Spider"""
-    obs_mode: str = field(default=ACTIONS_MODE, metadata={"choices": OBS_MODES})
-    """the policy's observation: per-action features (the action-set network) or flat"""
+    obs_mode: str = field(default=ROWS_MODE, metadata={"choices": OBS_MODES})
+    """the policy's observation and RLlib's action: rows (the per-action features in one array,
+    the action a row of it: the least for RLlib to move and sample), actions (the env's
+    per-action observation, the action an id), both for the action-set network; or flat"""
     hidden: int = 64
     """width of every hidden layer of the policy"""
     action_rows: int = DEFAULT_ACTION_ROWS
-    """rows of per-action features (obs_mode actions)"""
+    """rows of per-action features (obs_mode rows and actions)"""
     feature_slots: int = DEFAULT_FEATURE_SLOTS
     """face-up card slots per column (obs_mode flat)"""
     reward_mode: str = field(default="runs", metadata={"choices": tuple(sorted(REWARD_MODES))})
@@ -201,7 +219,7 @@ class RLlibSettings:
         """The env of the exported model's sidecar."""
         return EnvSettings(
             variant=self.game().spec_text(),
-            obs_mode=self.obs_mode,
+            obs_mode=ACTIONS_MODE if self.obs_mode == ROWS_MODE else self.obs_mode,
             feature_slots=self.feature_slots,
             action_rows=self.action_rows,
             reward_mode=self.reward_mode,
@@ -228,12 +246,12 @@ def spider_vector_env(config: Mapping[str, Any]) -> VectorEnv[Any, Any, Any]:
     unknown = sorted(set(cfg) - set(ENV_CONFIG_KEYS))
     if unknown:
         raise ValueError(f"unknown env_config keys {unknown}; known: {list(ENV_CONFIG_KEYS)}")
-    obs_mode = cfg.get("obs_mode", ACTIONS_MODE)
+    obs_mode = cfg.get("obs_mode", ROWS_MODE)
     if obs_mode not in OBS_MODES:
         raise ValueError(f"env_config obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
     kwargs: dict[str, Any] = {
         "variant": get_variant(cfg.get("variant", "spider-1suit")),
-        "obs_mode": obs_mode,
+        "obs_mode": ACTIONS_MODE if obs_mode == ROWS_MODE else obs_mode,
         "reward_mode": cfg.get("reward_mode", "runs"),
         "max_episode_steps": cfg.get("max_episode_steps", DEFAULT_MAX_EPISODE_STEPS),
         "illegal_action": "raise",
@@ -241,37 +259,120 @@ def spider_vector_env(config: Mapping[str, Any]) -> VectorEnv[Any, Any, Any]:
     }
     if obs_mode == ACTIONS_MODE:
         kwargs.update(mask_in_obs=True, action_rows=cfg.get("action_rows", DEFAULT_ACTION_ROWS))
+    elif obs_mode == ROWS_MODE:
+        kwargs["action_rows"] = cfg.get("action_rows", DEFAULT_ACTION_ROWS)
     else:
         kwargs["feature_slots"] = cfg.get("feature_slots", DEFAULT_FEATURE_SLOTS)
     return SpiderVectorEnv(int(num_envs), **kwargs)
 
 
+def split_rows(obs: Any, action_rows: int) -> tuple[Any, Any, Any]:
+    """The parts of ``obs_mode="rows"``'s observations ``obs`` ``(B, L)`` (a NumPy array or a
+    torch tensor): ``(features (B, K, F), globals (B, G), row flags (B, K))``, views of it
+    (``K = action_rows``, ``L = K * F + G + K``: :func:`rows_width`)."""
+    k, f, g = action_rows, N_ACTION_FEATURES, N_GLOBAL_FEATURES
+    if obs.shape[-1] != rows_width(k):
+        raise ValueError(
+            f"an observation of {action_rows} rows has {rows_width(k)} values, got {obs.shape[-1]}"
+        )
+    b = obs.shape[0]
+    return obs[:, : k * f].reshape(b, k, f), obs[:, k * f : k * f + g], obs[:, k * f + g :]
+
+
+def rows_width(action_rows: int) -> int:
+    """The length of ``obs_mode="rows"``'s observation of ``action_rows`` rows."""
+    return action_rows * (N_ACTION_FEATURES + 1) + N_GLOBAL_FEATURES
+
+
 class RLlibVectorEnv(VectorWrapper):
     """The env of one env runner, made from its env config (:func:`spider_vector_env`): a
-    ``SpiderVectorEnv`` with the mask in the observation (the flat observation becomes
-    ``{"observations": flat, "action_mask": mask}``; the other modes have it already,
-    ``mask_in_obs=True``) and an int reset seed ``s`` spread to ``s * num_envs`` (so that
-    runners seeded ``s`` and ``s + 1`` play different games). RLlib builds it from the class
-    (``config.environment(RLlibVectorEnv, env_config=...)``: :func:`ppo_config`)."""
+    ``SpiderVectorEnv`` in one of three layouts (``obs_mode``, see the module docstring), and
+    an int reset seed ``s`` spread to ``s * num_envs`` (so that runners seeded ``s`` and
+    ``s + 1`` play different games). RLlib builds it from the class
+    (``config.environment(RLlibVectorEnv, env_config=...)``: :func:`ppo_config`).
+
+    With ``obs_mode="rows"`` the action of game ``i`` is a row ``r`` of its last observation,
+    played as :attr:`row_action_ids` ``[i, r]``; a row without an action raises
+    :class:`~spider_env.core.rules.IllegalMoveError` (as an illegal action id does), except in
+    a game without any (it ended, or was dealt with no legal move: the Gymnasium env ignores
+    its action). Its info is the Gymnasium env's without ``action_mask`` (a mask over action
+    ids, not rows)."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         env = spider_vector_env(config)
         super().__init__(env)
-        self.flat = not isinstance(env.single_observation_space, spaces.Dict)
-        if self.flat:
-            n = int(env.single_action_space.n)  # type: ignore[attr-defined]
+        self.obs_mode: str = dict(config).get("obs_mode", ROWS_MODE)
+        n = self.num_envs
+        if self.obs_mode == "flat":
+            n_ids = int(env.single_action_space.n)  # type: ignore[attr-defined]
             self.single_observation_space = spaces.Dict(
                 {
                     FLAT_KEY: env.single_observation_space,
-                    "action_mask": spaces.Box(0, 1, (n,), np.int8),
+                    "action_mask": spaces.Box(0, 1, (n_ids,), np.int8),
                 }
             )
-            self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+            self.observation_space = batch_space(self.single_observation_space, n)
+        elif self.obs_mode == ROWS_MODE:
+            inner = env.single_observation_space
+            k = int(inner["actions"].shape[0])  # type: ignore[index]
+            self.action_rows = k
+            feats, glob = inner["actions"], inner["globals"]  # type: ignore[index]
+            low = np.concatenate([feats.low.ravel(), glob.low, np.zeros(k)])
+            high = np.concatenate([feats.high.ravel(), glob.high, np.ones(k)])
+            self.single_observation_space = spaces.Box(
+                low.astype(np.float32), high.astype(np.float32), dtype=np.float32
+            )
+            self.observation_space = batch_space(self.single_observation_space, n)
+            self.single_action_space = spaces.Discrete(k)
+            self.action_space = batch_space(self.single_action_space, n)
+            self._ids = np.full((n, k), -1, np.int64)
+            self._ended = np.zeros(n, bool)
+
+    @property
+    def row_action_ids(self) -> np.ndarray:
+        """``obs_mode="rows"``: the action id of each row of the last observation ``(N, K)``,
+        ``-1`` where a row has none (a copy)."""
+        if self.obs_mode != ROWS_MODE:
+            raise AttributeError(f"row_action_ids: obs_mode 'rows' only, not {self.obs_mode!r}")
+        return self._ids.copy()
 
     def _obs(self, obs: Any, info: dict[str, Any]) -> Any:
-        if not self.flat:
+        if self.obs_mode == "flat":
+            return {FLAT_KEY: obs, "action_mask": info["action_mask"].astype(np.int8)}
+        if self.obs_mode != ROWS_MODE:
             return obs
-        return {FLAT_KEY: obs, "action_mask": info["action_mask"].astype(np.int8)}
+        for key in ("action_mask", "_action_mask"):
+            info.pop(key, None)
+        ids = obs["action_ids"]
+        self._ids[:] = ids
+        out = np.empty((self.num_envs, rows_width(self.action_rows)), np.float32)
+        feats, glob, flags = split_rows(out, self.action_rows)
+        feats[:] = obs["actions"]
+        glob[:] = obs["globals"]
+        np.greater_equal(ids, 0, out=flags, casting="unsafe")
+        return out
+
+    def _action_ids(self, actions: Any) -> np.ndarray:
+        """The action ids of the rows ``actions`` (``obs_mode="rows"``)."""
+        rows = np.asarray(actions)
+        n, k = self.num_envs, self.action_rows
+        if rows.shape != (n,) or rows.dtype.kind not in "iu":
+            raise ValueError(
+                f"expected {n} row numbers (integers), got shape {rows.shape} of {rows.dtype}"
+            )
+        ids = self._ids[np.arange(n), np.clip(rows, 0, k - 1)]
+        waiting = self._ended | (self._ids[:, 0] < 0)  # ignored: ended, or nothing legal
+        bad = np.flatnonzero(((rows < 0) | (rows >= k) | (ids < 0)) & ~waiting)
+        if len(bad):
+            i = int(bad[0])
+            r = int(rows[i])
+            problem = (
+                f"row {r} is out of range 0..{k - 1}"
+                if not 0 <= r < k
+                else f"row {r} has no action (rows 0..{int((self._ids[i] >= 0).sum()) - 1} have)"
+            )
+            raise IllegalMoveError(f"env {i}: {problem}")
+        return np.where(waiting, 0, ids)
 
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
@@ -279,10 +380,16 @@ class RLlibVectorEnv(VectorWrapper):
         if is_int(seed):
             seed = int(seed) * self.num_envs
         obs, info = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
+        if self.obs_mode == ROWS_MODE:
+            self._ended[:] = False
         return self._obs(obs, info), info
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        if self.obs_mode == ROWS_MODE:
+            actions = self._action_ids(actions)
         obs, reward, terminated, truncated, info = self.env.step(actions)
+        if self.obs_mode == ROWS_MODE:
+            np.logical_or(terminated, truncated, out=self._ended)
         return self._obs(obs, info), reward, terminated, truncated, info
 
 
@@ -305,9 +412,11 @@ def module_spec(s: RLlibSettings) -> Any:
     """The ``RLModuleSpec`` of the policy of ``s.obs_mode``."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from .rllib_modules import ActionSetRLModule, FlatRLModule
+    from .rllib_modules import ActionRowsRLModule, ActionSetRLModule, FlatRLModule
 
-    cls = ActionSetRLModule if s.obs_mode == ACTIONS_MODE else FlatRLModule
+    cls = {ROWS_MODE: ActionRowsRLModule, ACTIONS_MODE: ActionSetRLModule}.get(
+        s.obs_mode, FlatRLModule
+    )
     return RLModuleSpec(module_class=cls, model_config={"hidden": s.hidden})
 
 
@@ -320,7 +429,8 @@ def ppo_config(s: RLlibSettings) -> Any:
     return (
         PPOConfig()
         .framework("torch")
-        .environment(RLlibVectorEnv, env_config=s.env_config())
+        # discrete actions: nothing to unsquash or clip (RLlib would deep-copy every action)
+        .environment(RLlibVectorEnv, env_config=s.env_config(), normalize_actions=False)
         .env_runners(
             num_env_runners=s.num_env_runners,
             num_envs_per_env_runner=s.num_envs_per_env_runner,
@@ -359,7 +469,7 @@ def export_model(module: Any, s: RLlibSettings, path: str | Path, training: dict
 
     variant = s.game()
     env = s.env()
-    if s.obs_mode == ACTIONS_MODE:
+    if s.obs_mode != "flat":
         model = action_set_model(variant, hidden=s.hidden, action_rows=s.action_rows, seed=s.seed)
         policy_name = ACTION_SET_POLICY
     else:
@@ -505,7 +615,9 @@ def restore_module(checkpoint: str | Path) -> Any:
 
 __all__ = [
     "ENV_CONFIG_KEYS",
+    "OBS_MODES",
     "RAY_ENV",
+    "ROWS_MODE",
     "RLlibSettings",
     "RLlibVectorEnv",
     "check_cpus",
@@ -515,6 +627,8 @@ __all__ = [
     "ray_address",
     "register_env",
     "restore_module",
+    "rows_width",
     "spider_vector_env",
+    "split_rows",
     "train",
 ]

@@ -1,10 +1,13 @@
 """RLlib RLModules with action masking for Spider (the ``rllib`` extra; imports ray and torch).
 
-Both read the mask from the observation (``"action_mask"``, beside the observation proper, as
-:mod:`.rllib`'s env gives it) and give every illegal action the logit ``FLOAT_MIN``, so RLlib's
-categorical never samples one, in training and in inference alike; PPO's value comes from
+They read the mask from the observation (``"action_mask"``, beside the observation proper, as
+:mod:`.rllib`'s env gives it, or the row flags of ``obs_mode="rows"``) and give every illegal
+action the logit ``FLOAT_MIN``, so RLlib's categorical never samples one, in training and in
+inference alike; PPO's value comes from
 :class:`~ray.rllib.core.rl_module.apis.ValueFunctionAPI`.
 
+* :class:`ActionRowsRLModule`: the action-set network over ``obs_mode="rows"`` (the default),
+  whose action is a row of the observation: the same parameters as the next;
 * :class:`ActionSetRLModule`: the action-set network (:class:`~.action_set_net.ActionSetNet`)
   over ``obs_mode="actions"`` with ``mask_in_obs=True``; its parameters are named as in
   sb3-contrib's ``ActionSetPolicy`` (``features_extractor.*``, ``value_net.*``), so that
@@ -29,6 +32,7 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 from torch import nn
 
 from spider_env.core.checks import check_int
+from spider_env.observation.spaces import N_ACTION_FEATURES, N_GLOBAL_FEATURES
 
 from .action_set_net import ActionSetNet
 
@@ -69,26 +73,25 @@ def masked(logits: th.Tensor, mask: th.Tensor) -> th.Tensor:
 
 
 class _MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
-    """What both modules share: masked logits, the value from the latent of the same pass."""
+    """What the modules share: masked logits, the value from the latent of the same pass."""
 
-    def _logits_latent(self, obs: dict[str, th.Tensor]) -> tuple[th.Tensor, th.Tensor]:
+    def _logits_latent(self, obs: Any) -> tuple[th.Tensor, th.Tensor]:
         raise NotImplementedError
+
+    def _masked_logits_latent(self, obs: Any) -> tuple[th.Tensor, th.Tensor]:
+        logits, latent = self._logits_latent(obs)
+        return masked(logits, obs[MASK]), latent
 
     def _value(self, latent: th.Tensor) -> th.Tensor:
         raise NotImplementedError
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        obs = batch[Columns.OBS]
-        logits, _ = self._logits_latent(obs)
-        return {Columns.ACTION_DIST_INPUTS: masked(logits, obs[MASK])}
+        logits, _ = self._masked_logits_latent(batch[Columns.OBS])
+        return {Columns.ACTION_DIST_INPUTS: logits}
 
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        obs = batch[Columns.OBS]
-        logits, latent = self._logits_latent(obs)
-        return {
-            Columns.ACTION_DIST_INPUTS: masked(logits, obs[MASK]),
-            Columns.EMBEDDINGS: latent,
-        }
+        logits, latent = self._masked_logits_latent(batch[Columns.OBS])
+        return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: latent}
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> th.Tensor:
         if embeddings is None:
@@ -109,6 +112,42 @@ class ActionSetRLModule(_MaskedPPOModule):
 
     def _logits_latent(self, obs: dict[str, th.Tensor]) -> tuple[th.Tensor, th.Tensor]:
         return self.features_extractor(obs, packed=True)
+
+    def _value(self, latent: th.Tensor) -> th.Tensor:
+        return self.value_net(latent).squeeze(-1)
+
+
+class ActionRowsRLModule(_MaskedPPOModule):
+    """The action-set network over ``obs_mode="rows"``: the observation one array per game
+    (:func:`~.rllib.split_rows`), the action a row; a row's logit is its score, ``FLOAT_MIN``
+    where the row holds no action. The same parameters as :class:`ActionSetRLModule`."""
+
+    def setup(self) -> None:
+        from .rllib import rows_width
+
+        k = _n_actions(self)
+        space = self.observation_space
+        if not isinstance(space, spaces.Box) or space.shape != (rows_width(k),):
+            raise ValueError(
+                f"{type(self).__name__} needs the observation of spider-env's RLlib env with "
+                f"obs_mode='rows' of {k} rows: a Box of shape ({rows_width(k)},), got {space}"
+            )
+        hidden = _hidden(self)
+        self.features_extractor = ActionSetNet(N_ACTION_FEATURES, N_GLOBAL_FEATURES, k, hidden,
+                                               hidden)  # fmt: skip
+        self.value_net = nn.Linear(hidden, 1)
+        self._rows = k
+
+    def _masked_logits_latent(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
+        from .rllib import split_rows
+
+        feats, glob, flags = split_rows(obs, self._rows)
+        valid = flags > 0.5
+        scores, _, latent = self.features_extractor.row_scores(feats, valid, glob, packed=True)
+        return scores.masked_fill(~valid, FLOAT_MIN), latent
+
+    def _logits_latent(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
+        return self._masked_logits_latent(obs)
 
     def _value(self, latent: th.Tensor) -> th.Tensor:
         return self.value_net(latent).squeeze(-1)
@@ -146,4 +185,4 @@ class FlatRLModule(_MaskedPPOModule):
         return self.value_net(latent).squeeze(-1)
 
 
-__all__ = ["DEFAULT_HIDDEN", "ActionSetRLModule", "FlatRLModule", "masked"]
+__all__ = ["DEFAULT_HIDDEN", "ActionRowsRLModule", "ActionSetRLModule", "FlatRLModule", "masked"]
