@@ -2,11 +2,14 @@
 
 * ``batched``: ``spider_env.agents.rl.ppo`` (``bench_training.py``'s ``batched`` row): one
   ``SpiderVectorEnv`` of ``--num-envs`` games, the update in the same process;
-* ``rllib-R``: RLlib's PPO (``spider_env.agents.rl.rllib.ppo_config``) with ``R`` remote env
-  runners (``0``: the driver samples itself), each stepping one ``SpiderVectorEnv`` of
-  ``--num-envs / max(R, 1)`` games, the learner in the driver (``num_learners=0``); the same
-  network (the action-set network, ``--hidden``), ``--n-steps`` steps per game per update, so
-  every row updates on ``num_envs * n_steps`` decisions;
+* ``rllib-M-R``: RLlib's PPO (``spider_env.agents.rl.rllib.ppo_config``) over the RLlib env's
+  ``obs_mode`` ``M`` (``rows``, the default: RLlib's action a row of the per-action
+  observation; ``actions``: the Gymnasium env's per-action observation with the mask over the
+  1,301 action ids, RLlib's action an id) with ``R`` remote env runners (``0``: the driver
+  samples itself), each stepping one ``SpiderVectorEnv`` of ``--num-envs / max(R, 1)`` games,
+  the learner in the driver (``num_learners=0``); the same network (the action-set network,
+  ``--hidden``), ``--n-steps`` steps per game per update, so every row updates on
+  ``num_envs * n_steps`` decisions;
 * CartPole-v1 through ``gym.make`` (``reference.py``), the speed reference of every benchmark.
 
 Env-steps (decisions) per wall second and per CPU-second, after a warm-up update (numba,
@@ -17,8 +20,8 @@ learner's update, which alternate. Needs the ``rllib`` extra (``make test-rllib`
 venv). Not a test; run it as
 
     .venv/rllib/bin/python benchmarks/bench_rllib.py [--suits 1] [--hidden 64]
-        [--num-envs 256] [--n-steps 32] [--updates 4] [--runners 0,1,2] [--json PATH]
-        [--profile N]
+        [--num-envs 256] [--n-steps 32] [--updates 4] [--runners 0,1,2]
+        [--obs-modes rows,actions] [--action-rows 96] [--json PATH] [--profile N]
 """
 
 from __future__ import annotations
@@ -37,7 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_training import bench_batched
 from reference import cartpole_steps_per_second
+from spider_env.agents.rl.rllib import OBS_MODES
 from spider_env.agents.rl.settings import ArgumentParser
+
+from spider_env.observation.actions import DEFAULT_ACTION_ROWS
 
 #: RLlib's timers of an update (seconds, its running means): sampling (every env runner, in
 #: parallel) and the learner's update; an iteration is one then the other.
@@ -54,14 +60,15 @@ def _runner_cpu(algo: Any) -> float:
     )
 
 
-def bench_rllib(a: argparse.Namespace, runners: int) -> dict[str, Any]:
+def bench_rllib(a: argparse.Namespace, runners: int, obs_mode: str) -> dict[str, Any]:
     import ray
     import torch
     from spider_env.agents.rl.rllib import RLlibSettings, ppo_config
 
     torch.set_num_threads(a.threads)
     s = RLlibSettings(
-        suits=a.suits, hidden=a.hidden, num_env_runners=runners,
+        suits=a.suits, hidden=a.hidden, num_env_runners=runners, obs_mode=obs_mode,
+        action_rows=a.action_rows,
         num_envs_per_env_runner=a.num_envs // max(1, runners), n_steps=a.n_steps,
     )  # fmt: skip
     ray.init(
@@ -80,7 +87,7 @@ def bench_rllib(a: argparse.Namespace, runners: int) -> dict[str, Any]:
         wall = time.perf_counter() - w0
         if profile:
             profile.disable()
-            print(f"rllib-{runners}: cProfile of the timed updates (this process)")
+            print(f"rllib-{obs_mode}-{runners}: cProfile of the timed updates (this process)")
             pstats.Stats(profile).sort_stats("cumulative").print_stats(a.profile)
         cpu = time.process_time() - c0 + _runner_cpu(algo) - r0
         steps = _steps(result) - steps0
@@ -108,6 +115,18 @@ def main() -> None:
     p.add_argument("--updates", type=int, default=4)
     p.add_argument("--threads", type=int, default=2, help="torch threads of the driver")
     p.add_argument("--runners", default="0,1,2", help="env runner counts, comma separated")
+    p.add_argument(
+        "--obs-modes",
+        default="rows,actions",
+        help="the RLlib env's obs_mode of each RLlib row (rows, actions, flat), comma separated",
+    )
+    p.add_argument(
+        "--action-rows",
+        type=int,
+        default=DEFAULT_ACTION_ROWS,
+        help="rows of RLlib's per-action observation (obs_modes rows and actions; the batched "
+        "PPO keeps its default: it stores only the rows with an action)",
+    )
     p.add_argument("--json", help="also write the results here")
     p.add_argument(
         "--profile",
@@ -121,21 +140,34 @@ def main() -> None:
         counts = [int(x) for x in a.runners.split(",")]
     except ValueError:
         p.error(f"--runners: comma-separated integers, got {a.runners!r}")
+    if a.action_rows < 1:
+        p.error(f"--action-rows: must be >= 1, got {a.action_rows}")
+    if any(c < 0 for c in counts):
+        p.error(f"--runners: counts must be >= 0, got {a.runners!r}")
+    modes = a.obs_modes.split(",")
+    bad = [m for m in modes if m not in OBS_MODES]
+    if bad:
+        p.error(f"--obs-modes: {bad[0]!r} is not one of {', '.join(OBS_MODES)}")
     out: dict[str, Any] = {"machine": platform.platform(), "settings": vars(a)}
     out["cartpole_steps_per_cpu_s"] = round(cartpole_steps_per_second(), 1)
     batched = bench_batched(a)
     out["batched"] = batched
     print(f"batched   {batched['steps_per_wall_s']:>10,.0f} steps/wall-s "
           f"{batched['steps_per_cpu_s']:>10,.0f} steps/CPU-s", flush=True)  # fmt: skip
-    for r in counts:
-        row = bench_rllib(a, r)
-        row["vs_batched_wall"] = round(row["steps_per_wall_s"] / batched["steps_per_wall_s"], 4)
-        out[f"rllib-{r}"] = row
-        print(f"rllib-{r}   {row['steps_per_wall_s']:>10,.0f} steps/wall-s "
-              f"{row['steps_per_cpu_s']:>10,.0f} steps/CPU-s  "
-              f"({row['vs_batched_wall']:.3f} of batched; sampling "
+    for mode in modes:
+        for r in counts:
+            row = bench_rllib(a, r, mode)
+            for unit in ("wall", "cpu"):
+                row[f"vs_batched_{unit}"] = round(
+                    row[f"steps_per_{unit}_s"] / batched[f"steps_per_{unit}_s"], 4
+                )
+            out[f"rllib-{mode}-{r}"] = row
+            print(f"rllib-{mode}-{r} {row['steps_per_wall_s']:>10,.0f} steps/wall-s "
+                  f"{row['steps_per_cpu_s']:>10,.0f} steps/CPU-s  "
+                  f"({row['vs_batched_cpu']:.3f} of batched per CPU-s, "
+                  f"{row['vs_batched_wall']:.3f} per wall-s; sampling "
               f"{row['seconds_per_update'][TIMERS[0]]} s, update "
-              f"{row['seconds_per_update'][TIMERS[1]]} s per update)", flush=True)  # fmt: skip
+                  f"{row['seconds_per_update'][TIMERS[1]]} s per update)", flush=True)  # fmt: skip
     print(f"CartPole-v1 (gym.make) {out['cartpole_steps_per_cpu_s']:,.0f} steps/CPU-s")
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=2) + "\n")

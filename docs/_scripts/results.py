@@ -520,10 +520,10 @@ def speed_lines(files: Files) -> list[str]:
     with files.about(path):
         name = files.name(path)
         settings = data["settings"]
-        flags = " ".join(
-            f"--{key.replace('_', '-')} {settings[key]}"
-            for key in ("suits", "hidden", "num_envs", "n_steps", "updates", "threads", "runners")
-        )
+        keys = ("suits", "hidden", "num_envs", "n_steps", "updates", "threads", "runners")
+        flags = " ".join(f"--{key.replace('_', '-')} {settings[key]}" for key in keys)
+        if "obs_modes" in settings:
+            flags += f" --obs-modes {settings['obs_modes']}"
         cartpole = float(data["cartpole_steps_per_cpu_s"])
         out += [
             "",
@@ -534,25 +534,28 @@ def speed_lines(files: Files) -> list[str]:
             f"{thousands(cartpole)} steps per CPU-second in the same run):",
             "",
             "| trainer | env-steps per wall second | env-steps per CPU-second "
-            "| × CartPole-v1 (CPU) |",
-            "|---|---:|---:|---:|",
+            "| of the batched PPO (CPU) | × CartPole-v1 (CPU) |",
+            "|---|---:|---:|---:|---:|",
         ]
         b = data["batched"]
         out.append(
             f"| batched PPO (`spider_env.agents.rl.ppo`) | {thousands(b['steps_per_wall_s'])} "
-            f"| {thousands(b['steps_per_cpu_s'])} | {b['steps_per_cpu_s'] / cartpole:.3f}× |"
+            f"| {thousands(b['steps_per_cpu_s'])} | 1 | {b['steps_per_cpu_s'] / cartpole:.3f}× |"
         )
-        for key in sorted(k for k in data if k.startswith("rllib-")):
+        for key in (k for k in data if k.startswith("rllib-")):
             r = data[key]
-            runners = int(key.split("-")[1])
+            _, mode, runners_text = key.split("-")
+            runners = int(runners_text)
             who = (
                 "the driver samples"
                 if runners == 0
                 else f"{runners} env runner{'s' * (runners > 1)}"
             )
             out.append(
-                f"| RLlib PPO, {who} | {thousands(r['steps_per_wall_s'])} "
-                f"| {thousands(r['steps_per_cpu_s'])} | {r['steps_per_cpu_s'] / cartpole:.3f}× |"
+                f"| RLlib PPO, `obs_mode={mode}`, {who} | {thousands(r['steps_per_wall_s'])} "
+                f"| {thousands(r['steps_per_cpu_s'])} "
+                f"| {r['steps_per_cpu_s'] / b['steps_per_cpu_s']:.2f} "
+                f"| {r['steps_per_cpu_s'] / cartpole:.3f}× |"
             )
     return out
 
