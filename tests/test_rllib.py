@@ -155,6 +155,12 @@ def test_a_game_that_ended_ignores_its_row() -> None:
     assert truncated.all()
     obs, *_ = env.step(np.array([95, 95]))  # ignored: both games restart
     assert legal(env, obs).any(axis=1).all()
+    _, _, _, truncated, _ = env.step(legal(env, obs).argmax(axis=1))
+    assert truncated.all()
+    obs, _ = env.reset(options={"reset_mask": np.array([True, False])})  # game 1 still ended
+    with pytest.raises(IllegalMoveError, match="env 0: row 95 has no action"):
+        env.step(np.array([95, 95]))
+    env.step(np.array([legal(env, obs)[0].argmax(), 95]))  # game 1's row is ignored
 
 
 def test_runners_seeded_one_apart_play_different_games() -> None:

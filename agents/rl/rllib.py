@@ -381,7 +381,8 @@ class RLlibVectorEnv(VectorWrapper):
             seed = int(seed) * self.num_envs
         obs, info = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
         if self.obs_mode == ROWS_MODE:
-            self._ended[:] = False
+            mask = (options or {}).get("reset_mask")
+            self._ended[slice(None) if mask is None else np.asarray(mask, bool)] = False
         return self._obs(obs, info), info
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
