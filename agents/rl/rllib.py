@@ -83,6 +83,7 @@ from .settings import (
 RAY_ENV = "spider-env"  # the env's name in Ray's registry (config.environment(RAY_ENV))
 ROWS_MODE = "rows"  # RLlib's action: a row of the per-action observation (RLlibVectorEnv)
 OBS_MODES = (ROWS_MODE, ACTIONS_MODE, "flat")
+DEFAULT_OBS_MODE = ROWS_MODE
 FLAT_KEY = "observations"  # the flat observation's key beside "action_mask"
 INSTALL_HINT = "pip install 'spider-env[rllib]'"
 #: The keys of the env's config (``config.environment(RAY_ENV, env_config=...)``).
@@ -109,7 +110,7 @@ class RLlibSettings:
     """classic Spider with this many suits (unless --variant)"""
     variant: Annotated[str, Name] | None = None
     """any registered variant instead of classic Spider"""
-    obs_mode: str = field(default=ROWS_MODE, metadata={"choices": OBS_MODES})
+    obs_mode: str = field(default=DEFAULT_OBS_MODE, metadata={"choices": OBS_MODES})
     """the policy's observation and RLlib's action: rows (the per-action features in one array,
     the action a row of it: the least for RLlib to move and sample), actions (the env's
     per-action observation, the action an id), both for the action-set network; or flat"""
@@ -219,7 +220,7 @@ class RLlibSettings:
         """The env of the exported model's sidecar."""
         return EnvSettings(
             variant=self.game().spec_text(),
-            obs_mode=ACTIONS_MODE if self.obs_mode == ROWS_MODE else self.obs_mode,
+            obs_mode=gymnasium_obs_mode(self.obs_mode),
             feature_slots=self.feature_slots,
             action_rows=self.action_rows,
             reward_mode=self.reward_mode,
@@ -229,6 +230,12 @@ class RLlibSettings:
 
 
 # --- the env ------------------------------------------------------------------------------------
+def gymnasium_obs_mode(obs_mode: str) -> str:
+    """The Gymnasium env's ``obs_mode`` under the RLlib env's ``obs_mode`` (rows are the
+    per-action observation, ``"actions"``)."""
+    return ACTIONS_MODE if obs_mode == ROWS_MODE else obs_mode
+
+
 def spider_vector_env(config: Mapping[str, Any]) -> VectorEnv[Any, Any, Any]:
     """The ``SpiderVectorEnv`` of an env config (:data:`ENV_CONFIG_KEYS`, all optional, plus
     RLlib's ``num_envs``). A ``ValueError`` names an unknown key or a missing ``num_envs``
@@ -246,21 +253,20 @@ def spider_vector_env(config: Mapping[str, Any]) -> VectorEnv[Any, Any, Any]:
     unknown = sorted(set(cfg) - set(ENV_CONFIG_KEYS))
     if unknown:
         raise ValueError(f"unknown env_config keys {unknown}; known: {list(ENV_CONFIG_KEYS)}")
-    obs_mode = cfg.get("obs_mode", ROWS_MODE)
+    obs_mode = cfg.get("obs_mode", DEFAULT_OBS_MODE)
     if obs_mode not in OBS_MODES:
         raise ValueError(f"env_config obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
     kwargs: dict[str, Any] = {
         "variant": get_variant(cfg.get("variant", "spider-1suit")),
-        "obs_mode": ACTIONS_MODE if obs_mode == ROWS_MODE else obs_mode,
+        "obs_mode": gymnasium_obs_mode(obs_mode),
         "reward_mode": cfg.get("reward_mode", "runs"),
         "max_episode_steps": cfg.get("max_episode_steps", DEFAULT_MAX_EPISODE_STEPS),
         "illegal_action": "raise",
         "deal_numbers": TRAIN_DEALS,
     }
-    if obs_mode == ACTIONS_MODE:
-        kwargs.update(mask_in_obs=True, action_rows=cfg.get("action_rows", DEFAULT_ACTION_ROWS))
-    elif obs_mode == ROWS_MODE:
+    if obs_mode in (ROWS_MODE, ACTIONS_MODE):
         kwargs["action_rows"] = cfg.get("action_rows", DEFAULT_ACTION_ROWS)
+        kwargs["mask_in_obs"] = obs_mode == ACTIONS_MODE  # rows: the row flags instead
     else:
         kwargs["feature_slots"] = cfg.get("feature_slots", DEFAULT_FEATURE_SLOTS)
     return SpiderVectorEnv(int(num_envs), **kwargs)
@@ -301,7 +307,7 @@ class RLlibVectorEnv(VectorWrapper):
     def __init__(self, config: Mapping[str, Any]) -> None:
         env = spider_vector_env(config)
         super().__init__(env)
-        self.obs_mode: str = dict(config).get("obs_mode", ROWS_MODE)
+        self.obs_mode: str = dict(config).get("obs_mode", DEFAULT_OBS_MODE)
         n = self.num_envs
         if self.obs_mode == "flat":
             n_ids = int(env.single_action_space.n)  # type: ignore[attr-defined]
@@ -470,7 +476,7 @@ def export_model(module: Any, s: RLlibSettings, path: str | Path, training: dict
 
     variant = s.game()
     env = s.env()
-    if s.obs_mode != "flat":
+    if gymnasium_obs_mode(s.obs_mode) == ACTIONS_MODE:
         model = action_set_model(variant, hidden=s.hidden, action_rows=s.action_rows, seed=s.seed)
         policy_name = ACTION_SET_POLICY
     else:
@@ -615,6 +621,7 @@ def restore_module(checkpoint: str | Path) -> Any:
 
 
 __all__ = [
+    "DEFAULT_OBS_MODE",
     "ENV_CONFIG_KEYS",
     "OBS_MODES",
     "RAY_ENV",
@@ -623,6 +630,7 @@ __all__ = [
     "RLlibVectorEnv",
     "check_cpus",
     "export_model",
+    "gymnasium_obs_mode",
     "module_spec",
     "ppo_config",
     "ray_address",
