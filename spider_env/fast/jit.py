@@ -2,8 +2,14 @@
 
 ``jit``: ``njit(cache=True, nogil=True, boundscheck=False)``. ``jit_inline`` also inlines the
 function into its callers (numba's IR inlining): the per-game functions of the batched step take
-row views of the batch, and a view passed to a real call is reference-counted (measured: about
-90 ns per game and step), so they are inlined and the views never cross a call.
+row views of the batch, and a view passed to a real call is reference-counted, so they are
+inlined and the views never cross a call.
+
+Numba counts references to every array, view and slice it makes, with an atomic add on the
+owner's counter each time; a batched step that takes a row view of each buffer for each game
+spent a large share of its time on them (the vector guide's speed section has the figures). The
+kernels called from Python therefore :func:`borrowed` the arrays they are given: the same arrays
+without their owner, so that no view taken of them is counted.
 
 numba invalidates a cached function only when the file that defines it changes, but the compiled
 modules inline each other's functions (:mod:`~spider_env.fast.step` inlines
@@ -85,6 +91,53 @@ def _trailing_zeros(typingctx: Any, x: Any) -> Any:
 
 #: :func:`_trailing_zeros` as compiled code calls it.
 trailing_zeros: Callable[[int], int] = _trailing_zeros  # type: ignore[assignment]
+
+
+def _borrow(context: Any, builder: Any, ty: Any, value: Any) -> Any:
+    """The value of type ``ty`` with every array in it (itself, or a tuple's items, nested)
+    rebuilt without its reference to the memory's owner; any other value gets a reference of
+    its own, as a new value must."""
+    if isinstance(ty, types.Array):
+        src = context.make_array(ty)(context, builder, value)
+        out = context.make_array(ty)(context, builder)
+        context.populate_array(
+            out,
+            data=src.data,
+            shape=src.shape,
+            strides=src.strides,
+            itemsize=src.itemsize,
+            meminfo=None,
+        )
+        return out._getvalue()
+    if isinstance(ty, types.BaseTuple):
+        items = cgutils.unpack_tuple(builder, value, len(ty))
+        kinds: Any = ty  # numba's tuple type: an iterable of the items' types
+        parts = [_borrow(context, builder, t, v) for t, v in zip(kinds, items, strict=True)]
+        return context.make_tuple(builder, ty, parts)
+    context.nrt.incref(builder, ty, value)
+    return value
+
+
+@intrinsic
+def _borrowed(typingctx: Any, value: Any) -> Any:
+    """``borrowed(x)`` in compiled code: the array ``x`` (or every array of the tuple ``x``,
+    nested tuples included) with the same data, shape and strides but without its reference to
+    the memory's owner, so that numba counts no references to it, nor to the views and slices
+    taken of it. Each count is an atomic add on the owner's counter: a kernel that takes a row
+    view of each game, or passes one to a function, paid a pair of them per view and call.
+    Only for arrays the caller keeps alive while the borrowed ones and their views are used (a
+    compiled function's own arguments, within that call); never to return or to store."""
+    if not isinstance(value, (types.Array, types.BaseTuple)):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return _borrow(context, builder, signature.args[0], args[0])
+
+    return value(value), codegen
+
+
+#: :func:`_borrowed` as compiled code calls it.
+borrowed: Callable[[Any], Any] = _borrowed  # type: ignore[assignment]
 
 
 def exact_call(dispatcher: Any, *args: Any) -> Callable[..., Any]:

@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from spider_env.fast.access import decode_move
 from spider_env.fast.buffers import Batch, StepConfig
 from spider_env.fast.deals import next64, reset_deal
-from spider_env.fast.jit import jit, jit_inline, prefetch, refresh_cache
+from spider_env.fast.jit import borrowed, jit, jit_inline, prefetch, refresh_cache
 from spider_env.fast.layout import (
     H_MOVES,
     H_REVEALS,
     P_C,
     P_L,
+    P_LOBS,
     P_NACT,
+    P_NMOVE,
     P_OCOLS,
+    P_ODOWN,
     P_OLEN,
 )
 from spider_env.fast.observe import write_features, write_table
@@ -72,14 +76,20 @@ def _prefetch_game(
     states: np.ndarray,
     legal: np.ndarray,
     masks: np.ndarray,
+    tab: np.ndarray,
+    actions: np.ndarray,
+    resets: np.ndarray,
+    obs_kind: int,
     i: int,
     ahead: int,
 ) -> None:
     """Cache hints for the games after game ``i``: the state header and first legal ids of
     game ``i + 2 * ahead``; for game ``i + ahead``, whose header was asked for ``ahead`` games
-    ago, the top card of each column and the mask bytes of its legal ids. The hardware cannot
-    foresee these rows, so without the hints a batch too large for the CPU's caches waits on
-    memory at every game (:data:`spider_env.engine.PREFETCH_FROM`)."""
+    ago, the top card of each column, the mask bytes of its legal ids and, when its action is a
+    move, the face-up cards of the two columns it changes (in the state and, for the table
+    observation, in the observation's row). The hardware cannot foresee these rows, so without
+    the hints a batch too large for the CPU's caches waits on memory at every game
+    (:data:`spider_env.engine.PREFETCH_FROM`)."""
     N = states.shape[0]
     j = i + 2 * ahead
     if j < N:
@@ -89,14 +99,28 @@ def _prefetch_game(
         prefetch(legal, j, 0)
         prefetch(legal, j, 16)
     j = i + ahead
-    if j < N:
-        o_len, o_cols, L = pr[P_OLEN], pr[P_OCOLS], pr[P_L]
-        for c in range(pr[P_C]):
-            ln = states[j, o_len + c]
-            if ln > 0:
-                prefetch(states, j, o_cols + c * L + ln - 1)
-        for k in range(legal[j, 0]):
-            prefetch(masks, j, legal[j, 1 + k])
+    if j >= N:
+        return
+    o_len, o_down, o_cols, L = pr[P_OLEN], pr[P_ODOWN], pr[P_OCOLS], pr[P_L]
+    for c in range(pr[P_C]):
+        ln = states[j, o_len + c]
+        if ln > 0:
+            prefetch(states, j, o_cols + c * L + ln - 1)
+    for k in range(legal[j, 0]):
+        prefetch(masks, j, legal[j, 1 + k])
+    a = actions[j]
+    if resets[j] >= 0 or a < 0 or a >= pr[P_NMOVE]:
+        return
+    src, k, dst = decode_move(pr, a)
+    Lo = pr[P_LOBS]
+    for c in (src, dst):
+        d = states[j, o_down + c]
+        end = states[j, o_len + c] + (k if c == dst else 0)
+        for x in range(o_cols + c * L + d, o_cols + c * L + end, 16):  # 16 int32 a line
+            prefetch(states, j, x)
+        if obs_kind == 0:
+            for x in range(c * Lo + d, c * Lo + end + 1, 64):  # 64 int8 a line
+                prefetch(tab, j, x)
 
 
 @jit_inline
@@ -132,6 +156,16 @@ def step_one(
 ) -> float:
     """Legal action ``a`` of one game (the rows of its buffers, see the module docstring):
     apply, legal ids + mask, observation, ``info``. Returns the reward."""
+    pr, st, mask, legal, keys, w = (
+        borrowed(pr),
+        borrowed(st),
+        borrowed(mask),
+        borrowed(legal),
+        borrowed(keys),
+        borrowed(w),
+    )
+    flay, tab, comp, tops = borrowed(flay), borrowed(tab), borrowed(comp), borrowed(tops)
+    feat, info = borrowed(feat), borrowed(info)
     s0 = info[2]  # the score and runs of the position before (always kept)
     r0 = info[4]
     v0 = st[H_REVEALS]
@@ -181,10 +215,12 @@ def step_batch(
     a :class:`StepConfig`), named again here (numba's dispatcher reads a plain tuple faster than
     a NamedTuple: about 5 microseconds a call less, measured at N = 1).
 
-    Long (about 120 lines): one loop written out, as pieces taking the games' row views measured
-    8% slower here (a view passed to a call is reference-counted)."""
-    b = Batch(*batch_fields)
-    cfg = StepConfig(*config_fields)
+    Long (about 120 lines): one loop written out, as pieces taking the games' row views were
+    slower while views were reference-counted. The buffers are borrowed
+    (:func:`spider_env.fast.jit.borrowed`): no view of them is counted."""
+    b = Batch(*borrowed(batch_fields))  # (borrowed: see fast.jit.borrowed)
+    cfg = StepConfig(*borrowed(config_fields))
+    pr, actions, resets = borrowed(pr), borrowed(actions), borrowed(resets)
     states, masks, legal, info = b.states, b.masks, b.legal, b.info
     tab, comp, tops, feat = b.tab, b.comp, b.tops, b.feat
     rewards, terminated, truncated, ended = b.rewards, b.terminated, b.truncated, b.ended
@@ -202,7 +238,7 @@ def step_batch(
     overflow = -1
     for i in range(N):
         if ahead > 0:
-            _prefetch_game(pr, states, legal, masks, i, ahead)
+            _prefetch_game(pr, states, legal, masks, tab, actions, resets, obs_kind, i, ahead)
         st = states[i]
         lg = legal[i]
         mk = masks[i]
@@ -284,8 +320,9 @@ def observe_rows(
     their states were set from outside: a reset). Returns -1, or the first game whose table
     observation could not hold a column. ``batch_fields``, ``config_fields``: as
     :func:`step_batch`'s."""
-    b = Batch(*batch_fields)
-    cfg = StepConfig(*config_fields)
+    b = Batch(*borrowed(batch_fields))
+    cfg = StepConfig(*borrowed(config_fields))
+    pr, rows = borrowed(pr), borrowed(rows)
     states, masks, legal, info = b.states, b.masks, b.legal, b.info
     tab, comp, tops, feat = b.tab, b.comp, b.tops, b.feat
     keys, obs_kind, flay = cfg.keys, cfg.obs_kind, cfg.flay
