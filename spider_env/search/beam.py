@@ -72,7 +72,7 @@ from spider_env.fast.game import (
     top_run,
     unpack,
 )
-from spider_env.fast.jit import jit, refresh_cache
+from spider_env.fast.jit import borrowed, jit, refresh_cache
 from spider_env.search.budget import DEFAULT_BEAM_NODES, MAX_WIDTH, check_budget
 
 #: The verdict codes of the compiled searches (``VERDICTS[code]`` in
@@ -127,6 +127,15 @@ def frontier_buffers(pr: np.ndarray, front: int) -> Frontier:
 def chaos_key(pr: np.ndarray, st: np.ndarray) -> np.int64:
     """The rank of a position in the beam: lower is better (see the module docstring)."""
     C = n_columns(pr)
+    # the ranks of the columns' top cards: seen on one column at least, on two at least
+    once = 0
+    twice = 0
+    for j in range(C):
+        m = column_length(pr, st, j)
+        if m > 0:
+            bit = 1 << (card_at(pr, st, j, m - 1) % N_RANKS)
+            twice |= once & bit
+            once |= bit
     chaos = 0
     ready = 0
     free = 0
@@ -148,11 +157,11 @@ def chaos_key(pr: np.ndarray, st: np.ndarray) -> np.int64:
         if base == KING:
             chaos -= 1
             continue
-        for j in range(C):
-            m = column_length(pr, st, j)
-            if j != c and m > 0 and card_at(pr, st, j, m - 1) % N_RANKS == base + 1:
-                chaos -= 1
-                break
+        # another column's top card is one rank above this column's deepest card (this
+        # column's own top counts only if a second column's top has the rank too)
+        own = prev % N_RANKS == base + 1
+        if ((twice if own else once) >> (base + 1)) & 1:
+            chaos -= 1
     chaos -= min(free, max(chaos, 0))
     runs = completed_runs(st)
     ready += 13 * runs + free
@@ -309,11 +318,43 @@ def expand(
     ``bufs.c_action[j]``). ``counters``: positions generated (all depths), positions expanded.
     ``deals``: :data:`EVERY_DEAL`, :data:`DEAL_WHEN_STUCK` (the planner's scores,
     :mod:`spider_env.search.plan`) or :data:`NO_DEAL`."""
+    ids, keys = legal_buffers(pr)
+    return _expand(
+        pr, bufs, nf, table, budget, counters, flags, prune, deals,
+        new_state(pr), new_state(pr), ids, keys,
+    )  # fmt: skip
+
+
+@jit
+def _expand(
+    pr: np.ndarray,
+    bufs: Frontier,
+    nf: int,
+    table: np.ndarray,
+    budget: int,
+    counters: np.ndarray,
+    flags: np.ndarray,
+    prune: bool,
+    deals: int,
+    st: np.ndarray,
+    child: np.ndarray,
+    ids: np.ndarray,
+    keys: np.ndarray,
+) -> int:
+    """:func:`expand` with its scratch arrays (two states, the legal ids and their scratch)
+    made by the caller, which holds every array for the call: all are borrowed here
+    (:func:`spider_env.fast.jit.borrowed`), so the positions passed to the rules are not
+    reference-counted."""
+    pr, bufs, table, counters, flags = (
+        borrowed(pr),
+        borrowed(bufs),
+        borrowed(table),
+        borrowed(counters),
+        borrowed(flags),
+    )
+    st, child, ids, keys = borrowed(st), borrowed(child), borrowed(ids), borrowed(keys)
     frontier, f_ids, cand = bufs.frontier, bufs.f_ids, bufs.cand
     c_parent, c_action, c_key, c_left = bufs.c_parent, bufs.c_action, bufs.c_key, bufs.c_left
-    st = new_state(pr)
-    child = new_state(pr)
-    ids, keys = legal_buffers(pr)
     cap = cand.shape[0]
     nc = 0
     for f in range(nf):
