@@ -315,32 +315,22 @@ def position_hash(pr: np.ndarray, st: np.ndarray) -> np.uint64:
     o_len = pr[P_OLEN]
     o_down = pr[P_ODOWN]
     o_cols = pr[P_OCOLS]
-    for c in range(C):
-        n = st[o_len + c]
-        h = (h ^ np.uint64(200 + n)) * prime
-        h = (h ^ np.uint64(400 + st[o_down + c])) * prime
-        base = o_cols + c * L
-        # the cards in two interleaved lanes (even and odd places), each its own chain of
-        # multiplications, so that the CPU works on both at once (n is hashed above)
-        even = np.uint64(0)
-        odd = np.uint64(0)
-        i = 0
-        while i + 1 < n:
-            even = (even ^ np.uint64(st[base + i])) * prime
-            odd = (odd ^ np.uint64(st[base + i + 1])) * prime
-            i += 2
-        if i < n:
-            even = (even ^ np.uint64(st[base + i])) * prime
-        h = (h ^ even) * prime
-        h = (h ^ odd) * prime
     o_pile = pr[P_OPILE]
     o_stock = pr[P_OSTOCK]
     PS = pr[P_PS]
-    for j in range(pr[P_NP]):
-        n = st[o_pile + j]
-        h = (h ^ np.uint64(600 + n)) * prime
-        base = o_stock + j * PS
-        even = np.uint64(0)  # two lanes, as the columns'
+    for s in range(C + pr[P_NP]):  # the columns, then the stock piles
+        if s < C:
+            n = st[o_len + s]
+            h = (h ^ np.uint64(200 + n)) * prime
+            h = (h ^ np.uint64(400 + st[o_down + s])) * prime
+            base = o_cols + s * L
+        else:
+            n = st[o_pile + s - C]
+            h = (h ^ np.uint64(600 + n)) * prime
+            base = o_stock + (s - C) * PS
+        # the cards in two interleaved lanes (even and odd places), each its own chain of
+        # multiplications, so that the CPU works on both at once (n is hashed above)
+        even = np.uint64(0)
         odd = np.uint64(0)
         i = 0
         while i + 1 < n:

@@ -106,6 +106,10 @@ class Frontier(NamedTuple):
     c_action: np.ndarray  # the action that made it
     c_key: np.ndarray  # its rank (:func:`chaos_key`)
     c_left: np.ndarray  # its deals left
+    st: np.ndarray  # :func:`expand`'s scratch: the position expanded (a state vector)
+    child: np.ndarray  # the child played from it
+    ids: np.ndarray  # the legal ids of ``st`` (``legal_buffers``)
+    keys: np.ndarray  # and their scratch
 
 
 def frontier_buffers(pr: np.ndarray, front: int) -> Frontier:
@@ -120,6 +124,9 @@ def frontier_buffers(pr: np.ndarray, front: int) -> Frontier:
         np.empty(n, dtype=np.int32),
         np.empty(n, dtype=np.int64),
         np.empty(n, dtype=np.int64),
+        new_state(pr),
+        new_state(pr),
+        *legal_buffers(pr),
     )
 
 
@@ -318,33 +325,8 @@ def expand(
     ``bufs.c_action[j]``). ``counters``: positions generated (all depths), positions expanded.
     ``deals``: :data:`EVERY_DEAL`, :data:`DEAL_WHEN_STUCK` (the planner's scores,
     :mod:`spider_env.search.plan`) or :data:`NO_DEAL`."""
-    ids, keys = legal_buffers(pr)
-    return _expand(
-        pr, bufs, nf, table, budget, counters, flags, prune, deals,
-        new_state(pr), new_state(pr), ids, keys,
-    )  # fmt: skip
-
-
-@jit
-def _expand(
-    pr: np.ndarray,
-    bufs: Frontier,
-    nf: int,
-    table: np.ndarray,
-    budget: int,
-    counters: np.ndarray,
-    flags: np.ndarray,
-    prune: bool,
-    deals: int,
-    st: np.ndarray,
-    child: np.ndarray,
-    ids: np.ndarray,
-    keys: np.ndarray,
-) -> int:
-    """:func:`expand` with its scratch arrays (two states, the legal ids and their scratch)
-    made by the caller, which holds every array for the call: all are borrowed here
-    (:func:`spider_env.fast.jit.borrowed`), so the positions passed to the rules are not
-    reference-counted."""
+    # every array is held by the caller for the call, so all are borrowed
+    # (spider_env.fast.jit.borrowed): the positions passed to the rules are not counted
     pr, bufs, table, counters, flags = (
         borrowed(pr),
         borrowed(bufs),
@@ -352,7 +334,7 @@ def _expand(
         borrowed(counters),
         borrowed(flags),
     )
-    st, child, ids, keys = borrowed(st), borrowed(child), borrowed(ids), borrowed(keys)
+    st, child, ids, keys = bufs.st, bufs.child, bufs.ids, bufs.keys
     frontier, f_ids, cand = bufs.frontier, bufs.f_ids, bufs.cand
     c_parent, c_action, c_key, c_left = bufs.c_parent, bufs.c_action, bufs.c_key, bufs.c_left
     cap = cand.shape[0]
