@@ -4,6 +4,7 @@ every allocation freed exactly once)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -76,13 +77,13 @@ def test_borrowing_frees_every_allocation_once_and_keeps_python_references(
     a, b = np.zeros(4), np.full(2, 5.0)
     _sum_rows_and_mark(grid, (2.0, (a, b)))  # compiled (and any warm-up allocation) first
     _with_temporaries(7)
-    refs = [__import__("sys").getrefcount(x) for x in (grid, a, b)]
+    refs = [sys.getrefcount(x) for x in (grid, a, b)]
     before = _balance()
     for n in range(1, 200):
         assert _with_temporaries(n) == pytest.approx(3.0 * n + 2.0 + 1.0 + 10.0)
         _sum_rows_and_mark(grid, (2.0, (a, b)))
     assert _balance() == before  # every array made in the loop freed, none twice
-    assert [__import__("sys").getrefcount(x) for x in (grid, a, b)] == refs
+    assert [sys.getrefcount(x) for x in (grid, a, b)] == refs
 
 
 @pytest.mark.parametrize("obs_mode", ["dict", "actions"])
