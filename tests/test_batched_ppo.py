@@ -213,6 +213,46 @@ def test_the_packed_network_gives_the_padded_networks_scores_and_values() -> Non
     torch.testing.assert_close(packed[2], padded[2])
 
 
+def test_a_minibatch_of_the_packed_rollout_gives_the_padded_rows_values_and_gradients() -> None:
+    """``PackedRows.select`` gathers only the rows with an action, in the order the network
+    packs them itself: the logits, values and every gradient equal the padded path's bit for
+    bit (so the update learns exactly as before)."""
+    from gymnasium import spaces
+    from spider_env.agents.rl.policy import ActionSetPolicy
+
+    from spider_env.core.variants import classic
+    from spider_env.observation.actions import action_feature_space
+
+    v = classic(1)
+    space = action_feature_space(v, 12)
+    policy = ActionSetPolicy(space, spaces.Discrete(v.n_actions), lambda _: 1e-3, hidden=16)
+    rp = ppo.RowPolicy(policy)
+    gen = torch.Generator().manual_seed(1)
+    b, f = 40, space["actions"].shape[1]
+    feats = torch.randn((b, 12, f), generator=gen)
+    n = torch.randint(0, 11, (b, 1), generator=gen)
+    n[:3] = torch.tensor([[0], [10], [1]])  # no row, the most rows, one row
+    ids = torch.where(torch.arange(12)[None] < n, torch.arange(12.0)[None], -1.0)
+    glob = torch.randn((b, 11), generator=gen)
+    rollout = ppo.PackedRows(feats, ids, glob)
+    i = torch.randperm(b, generator=gen)[:25]
+    k = int(n[i].max()) + 2  # rows past the most any decision of them uses
+    assert k <= 12
+
+    def run(forward: object) -> list[torch.Tensor]:
+        policy.zero_grad()
+        logits, valid, value = forward()  # type: ignore[operator]
+        logp, ent = ppo.masked_log_probs(logits, valid)
+        (logp[:, 0].mean() + ent.mean() + value.pow(2).mean()).backward()
+        grads = [p.grad.clone() for p in policy.parameters() if p.grad is not None]
+        return [logits.detach(), valid, value.detach(), *grads]
+
+    padded = run(lambda: rp.forward(feats[i, :k], ids[i, :k], glob[i]))
+    packed = run(lambda: rp.forward_packed(rollout, i, k))
+    assert len(padded) == len(packed) > 3
+    assert all(torch.equal(x, y) for x, y in zip(padded, packed))
+
+
 SHIPPED = Path(__file__).resolve().parents[1] / "docs" / "models"
 
 

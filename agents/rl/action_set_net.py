@@ -73,10 +73,19 @@ class ActionSetLayers:
     def _packed(
         self, feats: th.Tensor, valid: th.Tensor, glob: th.Tensor
     ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
-        b, k, _ = feats.shape
         rows, cols = valid.nonzero(as_tuple=True)
-        h = self.embed(th.cat((feats[rows, cols], glob[rows]), dim=-1))  # (M, H)
-        scores = feats.new_zeros((b, k)).index_put((rows, cols), self.score(h).squeeze(-1))
+        return self.packed_rows(feats[rows, cols], rows, cols, valid, glob)
+
+    def packed_rows(
+        self, x: th.Tensor, rows: th.Tensor, cols: th.Tensor, valid: th.Tensor, glob: th.Tensor
+    ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """:meth:`row_scores` (``packed=True``) of the rows with an action given as they are
+        packed: ``x`` ``(M, F)`` the features of row ``cols[m]`` of decision ``rows[m]``, in the
+        order of ``valid.nonzero()`` (``valid`` ``(B, K)``); a trainer that keeps its rollout
+        packed gathers only these rows."""
+        b, k = valid.shape
+        h = self.embed(th.cat((x, glob[rows]), dim=-1))  # (M, H)
+        scores = x.new_zeros((b, k)).index_put((rows, cols), self.score(h).squeeze(-1))
         width = h.shape[-1]
         count = valid.sum(dim=1).clamp(min=1).unsqueeze(-1).to(h.dtype)
         mean = h.new_zeros((b, width)).index_add(0, rows, h) / count

@@ -219,9 +219,42 @@ class RowPolicy:
         """``(logits (B, K), valid (B, K), value (B,))`` (``logits`` masked: rows without a
         legal action get :data:`MASKED_LOGIT`)."""
         obs = {"actions": feats, "action_ids": ids, "globals": glob}
-        scores, valid, latent = self.extractor.slot_scores(obs, packed=True)
+        return self._out(*self.extractor.slot_scores(obs, packed=True))
+
+    def forward_packed(self, rollout: PackedRows, i: Any, k: int) -> tuple[Any, Any, Any]:
+        """:meth:`forward` of the decisions ``i`` of a packed rollout, over ``k`` rows (at
+        least the most rows a decision of ``i`` uses): the same values, bit for bit, without
+        gathering the rows that stand for no action."""
+        x, rows, cols, valid = rollout.select(i, k)
+        return self._out(*self.extractor.packed_rows(x, rows, cols, valid, rollout.glob[i]))
+
+    def _out(self, scores: Any, valid: Any, latent: Any) -> tuple[Any, Any, Any]:
         logits = scores.masked_fill(~valid, MASKED_LOGIT)
         return logits, valid, self.policy.value_net(latent).squeeze(-1)
+
+
+class PackedRows:
+    """A rollout's observations ``(B, K, F)`` / ``(B, K)`` / ``(B, G)`` (the rows with an id
+    first in each decision), read by minibatches as the rows that stand for an action only
+    (:meth:`select`): no copy of the padding."""
+
+    def __init__(self, feats: Any, ids: Any, glob: Any) -> None:
+        self.k = feats.shape[1]
+        self.flat = feats.reshape(-1, feats.shape[-1])  # (B * K, F), a view
+        self.count = (ids >= 0).sum(dim=1)  # rows of each decision
+        self.glob = glob
+
+    def select(self, i: Any, k: int) -> tuple[Any, Any, Any, Any]:
+        """The rows of decisions ``i`` as :meth:`ActionSetLayers.packed_rows` takes them:
+        ``(x (M, F), rows (M,), cols (M,), valid (len(i), k))``."""
+        torch = _torch()
+        count = self.count[i]
+        first = torch.cumsum(count, 0) - count  # each decision's first row in x
+        rows = torch.repeat_interleave(torch.arange(len(count), device=count.device), count)
+        cols = torch.arange(len(rows), device=count.device) - first[rows]
+        x = self.flat[i[rows] * self.k + cols]
+        valid = torch.arange(k, device=count.device) < count[:, None]
+        return x, rows, cols, valid
 
 
 def sample_rows(logp: Any, valid: Any, u: Any) -> Any:
@@ -571,11 +604,8 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
                 returns = advantages + values
             # --- update
             policy.train()
-            b_feats, b_ids, b_glob = (
-                feats.reshape(-1, K, F),
-                ids.reshape(-1, K),
-                glob.reshape(-1, G),
-            )
+            # the rows that stand for an action, gathered once (a minibatch takes only those)
+            packed = PackedRows(feats.reshape(-1, K, F), ids.reshape(-1, K), glob.reshape(-1, G))
             b_rows, b_logp = rows.reshape(-1), logprobs.reshape(-1)
             b_adv, b_ret, b_val = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
             b_k = torch.as_tensor(np.repeat(kmax, N))
@@ -587,7 +617,7 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
                 for lo in range(0, s.batch, mb):
                     i = order[lo : lo + mb]
                     k = int(b_k[i].max())
-                    logits, valid, value = rp.forward(b_feats[i, :k], b_ids[i, :k], b_glob[i])
+                    logits, valid, value = rp.forward_packed(packed, i, k)
                     logp, entropy = masked_log_probs(logits, valid)
                     new_logp = logp.gather(1, b_rows[i, None])[:, 0]
                     log_ratio = new_logp - b_logp[i]
@@ -610,7 +640,7 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
                     coef = s.bc_coef * max(0.0, 1.0 - global_step / s.bc_steps)
                     if anchor is not None and coef > 0:
                         with torch.no_grad():
-                            a_logits = anchor.forward(b_feats[i, :k], b_ids[i, :k], b_glob[i])[0]
+                            a_logits = anchor.forward_packed(packed, i, k)[0]
                             a_logp = masked_log_probs(a_logits, valid)[0]
                         bc_kl = kl_from(a_logp, logp, valid).mean()
                         loss = loss + coef * bc_kl
