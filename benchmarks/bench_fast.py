@@ -40,7 +40,9 @@ Sections (``--sections``, default all: about 1-2 minutes; ``--quick``: a smoke r
   the state copy alone.
 
 Each figure is the best of ``--repeats`` runs of about ``--seconds`` CPU-seconds each (the
-machine may be shared). Not a test; run it as
+machine may be shared); the vector env's (``vector``, ``where``) time whole rounds of its games,
+from a deal to the next (:data:`ROUND` steps), however long that takes at a large N. Not a
+test; run it as
 
     .venv/bin/python benchmarks/bench_fast.py [--quick] [--sections single vector ...]
                                               [--repeats 3] [--seconds 0.4] [--json PATH]
@@ -81,6 +83,13 @@ SECTIONS = ("single", "vector", "where", "hints", "import", "search")
 SUITS = (1, 2, 4)
 VECTOR_N = (1, 16, 256, 4096)
 MAX_STEPS = 1000  # the registered ids' step limit; the playouts below use it too
+#: The batched steps of one round of the vector env's games: each plays to the step limit and
+#: is dealt again at its next step (next-step autoreset). Random play rarely ends a game
+#: before the limit, so the games of a batch keep the phase they started in, and a step costs
+#: more in a game's first hundred steps and at the autoreset than in between: timing whole
+#: rounds times every N over the same mix of steps (timing a few hundred steps from the deal,
+#: as a large N otherwise gets in the same seconds, times it over the dearest ones).
+ROUND = MAX_STEPS + 1
 
 
 def measure(chunk: Callable[[], int], seconds: float) -> float:
@@ -180,20 +189,21 @@ def section_single(a: argparse.Namespace, out: dict[str, Any]) -> None:
 
 
 def vector_rate(n: int, seconds: float, **kwargs: Any) -> float:
-    """Env-steps/CPU-s of ``SpiderVectorEnv`` (``make_vec``, vector_entry_point), 4 suits."""
+    """Env-steps/CPU-s of ``SpiderVectorEnv`` (``make_vec``, vector_entry_point), 4 suits,
+    over whole rounds of its games (:data:`ROUND` steps each, at least ``seconds``)."""
     envs = gym.make_vec(
         "Spider-v0", num_envs=n, vectorization_mode="vector_entry_point", suits=4, **kwargs
     )
     envs.reset(seed=0)
     sample, step = envs.sample_legal_actions, envs.step  # type: ignore[attr-defined]
-    calls = max(1, 4096 // n)
 
     def chunk() -> int:
-        for _ in range(calls):
+        for _ in range(ROUND):
             step(sample())
-        return calls * n
+        return ROUND * n
 
-    chunk()
+    for _ in range(4):  # compiled on first use
+        step(sample())
     rate = measure(chunk, seconds)
     envs.close()
     return rate
@@ -285,7 +295,7 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
         "Spider-v0", num_envs=n, vectorization_mode="vector_entry_point", suits=4
     )
     envs.reset(seed=0)
-    calls = max(1, 16384 // n)
+    calls = ROUND  # whole rounds of the games (see ROUND)
 
     def whole() -> int:
         for _ in range(calls):
