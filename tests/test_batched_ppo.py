@@ -253,6 +253,32 @@ def test_a_minibatch_of_the_packed_rollout_gives_the_padded_rows_values_and_grad
     assert all(torch.equal(x, y) for x, y in zip(padded, packed))
 
 
+def test_the_max_pool_by_row_gives_scatter_reduces_values_and_gradients_with_ties() -> None:
+    """The packed network's max pool (``action_set_net._MaxByRow``) against ``scatter_reduce``'s
+    ``"amax"`` it replaces: the same maxima and the same gradients bit for bit, a gradient
+    shared evenly among tied maxima (duplicated rows, ReLU zeros), decisions without rows."""
+    from spider_env.agents.rl.action_set_net import _MaxByRow
+
+    gen = torch.Generator().manual_seed(2)
+    for trial in range(60):
+        b, m, width = 12, int(torch.randint(1, 80, (1,), generator=gen)), 6
+        rows = torch.sort(torch.randint(0, b - 2, (m,), generator=gen)).values  # 2 without rows
+        h = torch.relu(torch.randn(m, width, generator=gen)).round(decimals=1)
+        if trial % 2:
+            h[1:] = h[:-1].clone()  # identical rows: tied maxima
+        w = torch.randn(b, width, generator=gen)
+        h1, h2 = h.clone().requires_grad_(), h.clone().requires_grad_()
+        index = rows.unsqueeze(-1).expand(-1, width)
+        want = h1.new_full((b, width), -1e9).scatter_reduce(
+            0, index, h1, reduce="amax", include_self=True
+        )
+        got = _MaxByRow.apply(h2, rows, b)
+        (want * w).sum().backward()
+        (got * w).sum().backward()
+        assert torch.equal(got, want)
+        assert h1.grad is not None and torch.equal(h2.grad, h1.grad)
+
+
 SHIPPED = Path(__file__).resolve().parents[1] / "docs" / "models"
 
 

@@ -13,10 +13,38 @@ The observation is ``obs_mode="actions"``'s (:mod:`spider_env.observation.action
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch as th
 from torch import nn
 
 from ..networks import NO_ROW_LOGIT  # the logit of a legal action without a row
+
+#: The max pool's value of a decision without rows (then replaced by 0).
+_NO_ROW_MAX = -1e9
+
+
+class _MaxByRow(th.autograd.Function):
+    """``out[r] = max(-1e9, max of h[m] over the m with rows[m] == r)`` per column, ``(b, H)``:
+    ``scatter_reduce(..., "amax", include_self=True)``'s values and gradients bit for bit (a
+    gradient shared evenly among tied maxima), computed by row index instead of through a
+    ``(M, H)`` index tensor, which made the backward pass copy and gather ``M * H`` indices."""
+
+    @staticmethod
+    def forward(ctx: Any, h: th.Tensor, rows: th.Tensor, b: int) -> th.Tensor:
+        width = h.shape[1]
+        out = h.new_full((b, width), _NO_ROW_MAX).scatter_reduce(
+            0, rows.unsqueeze(-1).expand(-1, width), h, reduce="amax", include_self=True
+        )
+        ctx.save_for_backward(h, rows, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: th.Tensor) -> tuple[th.Tensor, None, None]:
+        h, rows, out = ctx.saved_tensors
+        hit = (h == out.index_select(0, rows)).to(h.dtype)  # 1 where a maximum came from
+        ties = (out == _NO_ROW_MAX).to(h.dtype).index_add_(0, rows, hit)
+        return (grad / ties).index_select(0, rows).mul_(hit), None, None
 
 
 class ActionSetLayers:
@@ -89,9 +117,7 @@ class ActionSetLayers:
         width = h.shape[-1]
         count = valid.sum(dim=1).clamp(min=1).unsqueeze(-1).to(h.dtype)
         mean = h.new_zeros((b, width)).index_add(0, rows, h) / count
-        mx = h.new_full((b, width), -1e9).scatter_reduce(
-            0, rows.unsqueeze(-1).expand(-1, width), h, reduce="amax", include_self=True
-        )
+        mx = _MaxByRow.apply(h, rows, b)
         mx = th.where(valid.any(dim=1, keepdim=True), mx, th.zeros_like(mx))
         return scores, valid, self.value(th.cat((mean, mx, glob), dim=-1))
 
