@@ -254,10 +254,10 @@ def test_a_minibatch_of_the_packed_rollout_gives_the_padded_rows_values_and_grad
 
 
 def test_the_max_pool_by_row_gives_scatter_reduces_values_and_gradients_with_ties() -> None:
-    """The packed network's max pool (``action_set_net._MaxByRow``) against ``scatter_reduce``'s
+    """The packed network's max pool (``action_set_net.MaxByRow``) against ``scatter_reduce``'s
     ``"amax"`` it replaces: the same maxima and the same gradients bit for bit, a gradient
     shared evenly among tied maxima (duplicated rows, ReLU zeros), decisions without rows."""
-    from spider_env.agents.rl.action_set_net import _MaxByRow
+    from spider_env.agents.rl.action_set_net import MaxByRow
 
     gen = torch.Generator().manual_seed(2)
     for trial in range(60):
@@ -272,7 +272,7 @@ def test_the_max_pool_by_row_gives_scatter_reduces_values_and_gradients_with_tie
         want = h1.new_full((b, width), -1e9).scatter_reduce(
             0, index, h1, reduce="amax", include_self=True
         )
-        got = _MaxByRow.apply(h2, rows, b)
+        got = MaxByRow.apply(h2, rows, b)
         (want * w).sum().backward()
         (got * w).sum().backward()
         assert torch.equal(got, want)

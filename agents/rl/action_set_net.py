@@ -24,7 +24,7 @@ from ..networks import NO_ROW_LOGIT  # the logit of a legal action without a row
 _NO_ROW_MAX = -1e9
 
 
-class _MaxByRow(th.autograd.Function):
+class MaxByRow(th.autograd.Function):
     """``out[r] = max(-1e9, max of h[m] over the m with rows[m] == r)`` per column, ``(b, H)``:
     ``scatter_reduce(..., "amax", include_self=True)``'s values and gradients bit for bit (a
     gradient shared evenly among tied maxima), computed by row index instead of through a
@@ -117,7 +117,7 @@ class ActionSetLayers:
         width = h.shape[-1]
         count = valid.sum(dim=1).clamp(min=1).unsqueeze(-1).to(h.dtype)
         mean = h.new_zeros((b, width)).index_add(0, rows, h) / count
-        mx = _MaxByRow.apply(h, rows, b)
+        mx = MaxByRow.apply(h, rows, b)
         mx = th.where(valid.any(dim=1, keepdim=True), mx, th.zeros_like(mx))
         return scores, valid, self.value(th.cat((mean, mx, glob), dim=-1))
 
@@ -150,4 +150,4 @@ class ActionSetNet(nn.Module, ActionSetLayers):
         return self.logits_by_id(scores, valid, obs["action_ids"]), latent
 
 
-__all__ = ["NO_ROW_LOGIT", "ActionSetLayers", "ActionSetNet"]
+__all__ = ["NO_ROW_LOGIT", "ActionSetLayers", "ActionSetNet", "MaxByRow"]
