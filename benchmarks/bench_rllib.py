@@ -169,6 +169,12 @@ def main() -> None:
               f"{row['seconds_per_update'][TIMERS[0]]} s, update "
                   f"{row['seconds_per_update'][TIMERS[1]]} s per update)", flush=True)  # fmt: skip
     print(f"CartPole-v1 (gym.make) {out['cartpole_steps_per_cpu_s']:,.0f} steps/CPU-s")
+    rows = [k for k in out if k.startswith("rllib-")]
+    if rows:
+        best = max(rows, key=lambda k: out[k]["vs_batched_cpu"])
+        ratio = out[best]["vs_batched_cpu"]
+        print(f"target: RLlib >= 0.5 of the batched PPO per CPU-second: {best} {ratio:.2f} -> "
+              f"{'met' if ratio >= 0.5 else 'NOT met'}")  # fmt: skip
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=2) + "\n")
 

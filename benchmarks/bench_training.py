@@ -160,6 +160,14 @@ def main() -> None:
             total = sum(train.values())
             parts = ", ".join(f"{k} {v / total:.0%}" for k, v in train.items())
             print(f"{'':>15}CPU by part: {parts}")
+    if "batched" in out:
+        rate = out["batched"]["steps_per_wall_s"]
+        this = f"{a.suits} suit(s), hidden {a.hidden}, {a.threads} thread(s)"
+        verdict = "met" if rate >= 45_000 else "NOT met"
+        print(
+            "target: the batched PPO >= 45,000 env-steps per wall-second (2 cores, 1 suit, hidden "
+            f"64, 2 threads); this run ({this}): {rate:,.0f} -> {verdict}"
+        )
     if a.json:
         a.json.write_text(json.dumps(out, indent=2) + "\n")
 
