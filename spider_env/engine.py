@@ -186,7 +186,7 @@ class Engine(ABC):
         self.illegal_reward = float(illegal_reward)
         self.terminate_illegal = bool(terminate_illegal)
         N = self.n
-        self.masks = np.zeros((N, A), dtype=bool)
+        self._masks = np.zeros((N, A), dtype=bool)
         self.counters = np.zeros((N, len(COUNTERS)), dtype=np.int64)
         self.obs = ObservationBuffers(variant, obs_mode, feature_slots, N, self.action_rows)
         self.rewards = np.zeros(N, dtype=np.float64)
@@ -199,6 +199,16 @@ class Engine(ABC):
     def _bind(self) -> None:
         """(Re)build the derived attributes (after ``__init__`` and unpickling)."""
         self._games: dict[int, GameView] = {}
+
+    @property
+    def masks(self) -> np.ndarray:
+        """``(n, A)`` bool: row ``i`` True exactly for game ``i``'s legal actions (the buffer
+        itself: do not write it)."""
+        return self._masks
+
+    def fresh_masks(self) -> np.ndarray:
+        """:attr:`masks` as a new array (the caller's to keep)."""
+        return self.masks.copy()
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -248,7 +258,9 @@ class Engine(ABC):
         the table observation cannot hold a column."""
 
     @abstractmethod
-    def step(self, actions: np.ndarray, resets: np.ndarray, max_steps: int) -> int:
+    def step(
+        self, actions: np.ndarray, resets: np.ndarray, max_steps: int, keep_masks: bool = True
+    ) -> int:
         """Step every game ``i`` (``actions``, ``resets``: int64 ``(n,)``):
 
         * ``resets[i] >= 0``: start deal ``resets[i]`` instead (reward 0, not terminated, not
@@ -262,7 +274,13 @@ class Engine(ABC):
         just started). Returns how many games ended, or ``-1 - i`` (nothing changed) when game
         ``i``'s action is out of range (actions of games being started are ignored).
         :class:`~spider_env.observation.ColumnOverflowError` (``game`` = the first such game)
-        after the step when a table observation cannot hold a column."""
+        after the step when a table observation cannot hold a column.
+
+        ``keep_masks=False`` tells the engine that the caller reads the masks of this step
+        through :meth:`fresh_masks` (a new array) only: the compiled engine then skips
+        updating its :attr:`masks` buffer, and rebuilds it from the legal ids when
+        :attr:`masks` is next read (views of it taken before, :meth:`game`, are stale until
+        then). :attr:`masks` and :meth:`fresh_masks` are exact either way."""
 
     @abstractmethod
     def decide_again(self, i: int) -> None:
@@ -391,7 +409,10 @@ class PureEngine(Engine):
             raise ColumnOverflowError.of(after, i)
         return reward
 
-    def step(self, actions: np.ndarray, resets: np.ndarray, max_steps: int) -> int:
+    def step(
+        self, actions: np.ndarray, resets: np.ndarray, max_steps: int, keep_masks: bool = True
+    ) -> int:
+        """(Its masks are always kept: ``keep_masks`` changes nothing here.)"""
         A = self.n_actions
         acts, starts = actions.tolist(), resets.tolist()
         for i, (a, d) in enumerate(zip(acts, starts)):
@@ -470,6 +491,7 @@ class CompiledEngine(Engine):
         self._pr = params(v)
         self._states = np.full((self.n, int(self._pr[P_SIZE])), -1, dtype=STATE_DTYPE)
         self._legal = np.zeros((self.n, self.n_actions + 1), dtype=np.int32)
+        self._stale = False  # whether steps left the masks buffer behind (keep_masks=False)
         self._keys = np.zeros(64, dtype=np.int64)
         self._rmode = reward[0]
         self._rw = np.array((self.illegal_reward, *reward[1]), dtype=np.float64)
@@ -499,7 +521,7 @@ class CompiledEngine(Engine):
         self._tab = self.obs.table.reshape(self.n, -1)  # the kernel writes a table as one row
         o = self.obs
         self._batch_fields = tuple(Batch(
-            states=self._states, masks=self.masks, legal=self._legal, tab=self._tab,
+            states=self._states, masks=self._masks, legal=self._legal, tab=self._tab,
             comp=o.completed, tops=o.pile_tops, feat=o.features, info=self.counters,
             rewards=self.rewards, terminated=self.terminated, truncated=self.truncated,
             ended=self.ended, elapsed=self.elapsed, illegal=self.illegal,
@@ -586,6 +608,7 @@ class CompiledEngine(Engine):
         return call
 
     def play(self, i: int, action: int) -> float:
+        self._sync_masks()  # the move updates its row in place
         step_one, before, after = self._play_args.get(i) or self._args(i)
         self._cache.pop(i, None)
         reward: float = step_one(*before, action, *after)
@@ -603,10 +626,35 @@ class CompiledEngine(Engine):
         if self._actions and self.decide_overflows(i):
             raise ColumnOverflowError.of(self.state(i), i)
 
-    def step(self, actions: np.ndarray, resets: np.ndarray, max_steps: int) -> int:
+    def _sync_masks(self) -> None:
+        """The masks buffer rebuilt from the legal ids if steps left it behind."""
+        if self._stale:
+            self._masks.fill(False)
+            self._k.masks_from_legal(self._legal, self._masks)
+            self._stale = False
+
+    @property
+    def masks(self) -> np.ndarray:
+        self._sync_masks()
+        return self._masks
+
+    def fresh_masks(self) -> np.ndarray:
+        if not self._stale:
+            return self._masks.copy()
+        out = np.zeros_like(self._masks)
+        self._k.masks_from_legal(self._legal, out)
+        return out
+
+    def step(
+        self, actions: np.ndarray, resets: np.ndarray, max_steps: int, keep_masks: bool = True
+    ) -> int:
+        if keep_masks:
+            self._sync_masks()  # the step updates them in place
         n_ended: int = self._k.step_batch(
-            self._pr, self._batch_fields, self._config_fields, actions, resets, max_steps
-        )
+            self._pr, self._batch_fields, self._config_fields, actions, resets, max_steps,
+            keep_masks,
+        )  # fmt: skip
+        self._stale = self._stale or not keep_masks
         if n_ended >= -self.n:  # ended games, or an action out of range (nothing changed)
             if n_ended >= 0:
                 self._cache.clear()

@@ -246,7 +246,7 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         """``bool`` array ``(num_envs, A)``: row ``i`` is game ``i``'s mask."""
         if not self._started:
             raise RuntimeError("call reset() before action_masks()")
-        return self._engine.masks.copy()
+        return self._engine.fresh_masks()
 
     def sample_legal_actions(self) -> np.ndarray:
         """A uniformly random legal action per game (``int64`` array ``(num_envs,)``; 0 where
@@ -373,8 +373,11 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             for i in np.flatnonzero(resetting).tolist():
                 resets[i] = self._new_deal(i).deal_number
         dead = engine.counters[:, LEGAL_COUNT] == 0 if self.render_mode is not None else None
+        # with copy=True the masks handed out are new arrays made from the legal ids, so the
+        # engine need not keep its own (unless raise_illegal reads them before each step)
+        keep_masks = not self.copy or self._raise_illegal
         try:
-            n_ended = engine.step(a, resets, self._max_steps)
+            n_ended = engine.step(a, resets, self._max_steps, keep_masks)
         except ColumnOverflowError as exc:
             raise RuntimeError(f"env {exc.game}: {exc}") from None
         if n_ended < 0:
@@ -383,17 +386,19 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         if dead is not None:  # what render() shows: no last action for a new or dead game
             np.copyto(self._last_actions, np.where((resets >= 0) | dead, -1, a))
             np.copyto(self._last_refused, engine.illegal)
-        info = self._make_info(self._all_true)
+        mask = engine.fresh_masks() if self.copy else None  # one new array, info's and obs's
+        info = self._make_info(self._all_true, mask)
         if self.autoreset_mode == AutoresetMode.SAME_STEP and n_ended:
             rewards, terminated, truncated = (
                 engine.rewards.copy(), engine.terminated.copy(), engine.truncated.copy(),
             )  # fmt: skip
             self._same_step_reset(info)
+            mask = None  # games were reset: the masks after that
         else:
             rewards = self._out(engine.rewards)
             terminated = self._out(engine.terminated)
             truncated = self._out(engine.truncated)
-        return self._observations(), rewards, terminated, truncated, info
+        return self._observations(mask=mask), rewards, terminated, truncated, info
 
     def render(self) -> tuple[Any, ...] | None:
         if self.render_mode is None:
@@ -425,18 +430,19 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self._deal_names[i], self._deal_numbers[i] = deal_name(self.variant, n), n
         return Start(None, self._deal_names[i], n)
 
-    def _make_info(self, given: np.ndarray) -> dict[str, Any]:
+    def _make_info(self, given: np.ndarray, mask: np.ndarray | None = None) -> dict[str, Any]:
         """``SyncVectorEnv``'s layout of the env's info, for the games in ``given``
         (``self._all_true``: every game). With ``copy=False`` and every game given, the arrays
         are views of the engine's buffers (like its observations: overwritten by the next
-        call)."""
+        call). ``mask``: the masks as a new array, if made already."""
         engine = self._engine
         every = given is self._all_true or bool(given.all())
         fresh = self.copy or not every
         counters = engine.counters.T.copy() if fresh else engine.counters.T
         n_legal, deals, score, moves, runs = counters
         values: dict[str, np.ndarray] = make_info(
-            engine.masks.copy() if fresh else engine.masks, score, moves, runs, deals,
+            (engine.fresh_masks() if mask is None else mask) if fresh else engine.masks,
+            score, moves, runs, deals,
             runs >= self.variant.runs_to_win, n_legal,
             engine.illegal.copy() if fresh else engine.illegal,
             self._variant_info.copy() if fresh else self._variant_info,
@@ -555,12 +561,15 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
                 f"{explain_illegal(self._engine.state(i), int(a[i]))}"
             )
 
-    def _observations(self, copy: bool | None = None) -> Any:
+    def _observations(self, copy: bool | None = None, mask: np.ndarray | None = None) -> Any:
+        """The batch's observation; ``mask``: the masks, if made already (as a new array)."""
         engine = self._engine
+        if self._mask_in_obs and mask is None:
+            mask = engine.masks
         return assemble_observation(
             engine.obs,
             engine.counters[:, DEALS_LEFT],
-            engine.masks if self._mask_in_obs else None,
+            mask if self._mask_in_obs else None,
             self.copy if copy is None else copy,
         )
 

@@ -120,6 +120,56 @@ def test_engines_agree_game_by_game_through_step(kw: dict[str, Any]) -> None:
     assert ended >= 4
 
 
+def near_misses(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
+    """Per game a legal id, or one next to a legal id (often illegal: the edges of the list
+    of legal ids the step searches), or any id."""
+    out = actions(rng, masks, 0.1)
+    for i, m in enumerate(masks):
+        legal = np.flatnonzero(m)
+        if len(legal) and rng.random() < 0.3:
+            out[i] = min(max(int(rng.choice(legal)) + int(rng.choice([-1, 1])), 0), len(m) - 1)
+    return out
+
+
+@pytest.mark.parametrize("kw", CASES[:3], ids=lambda kw: "-".join(map(str, kw.values())))
+def test_a_batch_stepped_without_keeping_its_masks_gives_them_exact_fresh_and_when_read(
+    kw: dict[str, Any],
+) -> None:
+    """``step(..., keep_masks=False)`` (the vector env with ``copy=True``): the step tells
+    legal from illegal by the legal ids (actions next to legal ones included), the masks
+    ``fresh_masks()`` builds from the ids are the pure engine's, and the buffer the steps left
+    behind is rebuilt exact when read; steps that keep the masks and single-game plays go on
+    from it."""
+    p, c = engines(4, **kw)
+    rows = np.arange(4)
+    for e in (p, c):
+        e.start_deals(rows, [3, 1, 3, 4050395131])
+    rng, draw = np.random.default_rng(6), np.random.default_rng(7)
+    left_behind = refused = 0
+    for t in range(200):
+        acts = near_misses(rng, p.masks)
+        resets = np.where(p.ended, draw.integers(0, 2**32, size=4), -1)
+        keep = t % 9 == 4
+        assert p.step(acts, resets, 25) == c.step(acts, resets, 25, keep_masks=keep)
+        assert np.array_equal(c.illegal, p.illegal)
+        refused += int(p.illegal.sum())
+        fresh = c.fresh_masks()
+        assert np.array_equal(fresh, p.masks)
+        left_behind += not keep and not np.array_equal(c._masks, fresh)
+        fresh[:] = ~fresh  # the caller's array: the engine's masks do not follow it
+        if t % 6 == 5:
+            assert_agree(p, c)  # reads c.masks: rebuilt
+        if t % 10 == 9:
+            for i in range(4):
+                legal = np.flatnonzero(p.masks[i])
+                if len(legal) and not p.ended[i]:
+                    a = int(rng.choice(legal))
+                    assert p.play(i, a) == c.play(i, a)
+            assert_agree(p, c)
+    assert left_behind >= 100  # the steps did leave the buffer behind
+    assert refused >= 20  # and refused actions
+
+
 @pytest.mark.parametrize("kw", CASES[:4], ids=lambda kw: "-".join(map(str, kw.values())))
 def test_engines_agree_through_play_and_given_states(kw: dict[str, Any]) -> None:
     p, c = engines(2, **kw)

@@ -71,6 +71,32 @@ def _new_mask(pr: np.ndarray, mask: np.ndarray, legal: np.ndarray, n: int) -> No
 
 
 @jit_inline
+def _listed(lg: np.ndarray, a: int) -> bool:
+    """Whether ``a`` is one of the ``lg[0]`` legal ids ``lg[1:]`` (increasing: a binary
+    search). The mask says the same; the batched step reads the ids, which it writes anyway,
+    so that it need not keep the mask (``keep_masks=False``)."""
+    lo = 1
+    hi = lg[0] + 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if lg[mid] < a:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo <= lg[0] and lg[lo] == a
+
+
+@jit
+def masks_from_legal(legal: np.ndarray, out: np.ndarray) -> None:
+    """Set ``out[i, a]`` for each of game ``i``'s legal ids (``legal[i, 0]`` ids in
+    ``legal[i, 1:]``); ``out`` comes all False (the masks of a batch stepped with
+    ``keep_masks=False``, built fresh)."""
+    for i in range(legal.shape[0]):
+        for j in range(legal[i, 0]):
+            out[i, legal[i, 1 + j]] = True
+
+
+@jit_inline
 def _prefetch_game(
     pr: np.ndarray,
     states: np.ndarray,
@@ -82,14 +108,15 @@ def _prefetch_game(
     obs_kind: int,
     i: int,
     ahead: int,
+    keep_masks: bool,
 ) -> None:
     """Cache hints for the games after game ``i``: the state header and first legal ids of
     game ``i + 2 * ahead``; for game ``i + ahead``, whose header was asked for ``ahead`` games
-    ago, the top card of each column, the mask bytes of its legal ids and, when its action is a
-    move, the face-up cards of the two columns it changes (in the state and, for the table
-    observation, in the observation's row). The hardware cannot foresee these rows, so without
-    the hints a batch too large for the CPU's caches waits on memory at every game
-    (:data:`spider_env.engine.PREFETCH_FROM`)."""
+    ago, the top card of each column, the mask bytes of its legal ids (``keep_masks``) and,
+    when its action is a move, the face-up cards of the two columns it changes (in the state
+    and, for the table observation, in the observation's row). The hardware cannot foresee
+    these rows, so without the hints a batch too large for the CPU's caches waits on memory at
+    every game (:data:`spider_env.engine.PREFETCH_FROM`)."""
     N = states.shape[0]
     j = i + 2 * ahead
     if j < N:
@@ -106,8 +133,9 @@ def _prefetch_game(
         ln = states[j, o_len + c]
         if ln > 0:
             prefetch(states, j, o_cols + c * L + ln - 1)
-    for k in range(legal[j, 0]):
-        prefetch(masks, j, legal[j, 1 + k])
+    if keep_masks:
+        for k in range(legal[j, 0]):
+            prefetch(masks, j, legal[j, 1 + k])
     a = actions[j]
     if resets[j] >= 0 or a < 0 or a >= pr[P_NMOVE]:
         return
@@ -193,6 +221,7 @@ def step_batch(
     actions: np.ndarray,
     resets: np.ndarray,
     max_steps: int,
+    keep_masks: bool,
 ) -> int:
     """Step every game ``i`` of a batch (``SpiderVectorEnv.step``):
 
@@ -200,12 +229,14 @@ def step_batch(
       not terminated, not truncated, ``elapsed[i] = 0``);
     * a game with no legal action (only a game dealt that way: ended games are reset first)
       ends: reward 0, terminated, state unchanged;
-    * else play ``actions[i]`` if ``masks[i]`` allows it, or refuse it (state unchanged, reward
-      ``w[0]``, ``illegal[i]``, terminated when ``terminate_illegal``).
+    * else play ``actions[i]`` if it is one of its legal ids, or refuse it (state unchanged,
+      reward ``w[0]``, ``illegal[i]``, terminated when ``terminate_illegal``).
 
-    Masks, legal ids, observations, rewards, ``terminated``, ``truncated`` (``elapsed[i] >=
-    max_steps`` after counting the step, when ``max_steps > 0``), ``ended = terminated |
-    truncated`` and ``info`` are written for every game (the fields of ``b``).
+    Legal ids, observations, rewards, ``terminated``, ``truncated`` (``elapsed[i] >= max_steps``
+    after counting the step, when ``max_steps > 0``), ``ended = terminated | truncated`` and
+    ``info`` are written for every game (the fields of ``b``); the masks only with
+    ``keep_masks`` (otherwise they are left as they were, for the caller to rebuild from the
+    legal ids: :func:`masks_from_legal`).
 
     Returns how many games ended; or ``-1 - i`` (before changing anything) where game ``i``'s
     action is out of range (actions of games being reset are ignored); or ``-1 - N - i`` after
@@ -238,7 +269,9 @@ def step_batch(
     overflow = -1
     for i in range(N):
         if ahead > 0:
-            _prefetch_game(pr, states, legal, masks, tab, actions, resets, obs_kind, i, ahead)
+            _prefetch_game(
+                pr, states, legal, masks, tab, actions, resets, obs_kind, i, ahead, keep_masks
+            )
         st = states[i]
         lg = legal[i]
         mk = masks[i]
@@ -252,7 +285,7 @@ def step_batch(
         else:
             elapsed[i] += 1
             a = actions[i]
-            if n_old == 0 or not mk[a]:
+            if n_old == 0 or not (mk[a] if keep_masks else _listed(lg, a)):
                 if n_old == 0:  # dealt with no legal action: the game ends here
                     rewards[i] = 0.0
                     terminated[i] = True
@@ -277,12 +310,14 @@ def step_batch(
             s1 = score(pr, st)
             info[i, 2] = s1
             rewards[i] = reward_of(pr, mode, w, s0, r0, v0, s1, st)
-        for j in range(n_old):
-            mk[lg[1 + j]] = False
+        if keep_masks:
+            for j in range(n_old):
+                mk[lg[1 + j]] = False
         n = legal_ids(pr, st, lg[1:], keys)
         lg[0] = n
-        for j in range(n):
-            mk[lg[1 + j]] = True
+        if keep_masks:
+            for j in range(n):
+                mk[lg[1 + j]] = True
         if resets[i] >= 0:
             terminated[i] = False
             truncated[i] = False
