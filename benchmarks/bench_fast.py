@@ -1,8 +1,9 @@
-"""Speed of the compiled core (numba): single env, vector env, where the time goes, import and
-compile times, search operations; every rate in steps per CPU-second of this process.
+"""Speed of the compiled core (numba): single env, vector env, where the time goes, the cache
+hints and the masks of large batches, import and compile times, search operations; every rate in
+steps per CPU-second of this process.
 
 Sections (``--sections``, default all: about 1-2 minutes; ``--quick``: a smoke run of about
-25-40 s wall, of which 10-15 s is numba compiling, in the ``import`` subprocesses and the
+25-45 s wall, of which 10-15 s is numba compiling, in the ``import`` subprocesses and the
 ``search`` loops, and does not shrink with ``--quick``):
 
 * ``single``: ``gymnasium.make("Spider-v0", suits=s, backend="pure"|"compiled")``, random
@@ -18,14 +19,20 @@ Sections (``--sections``, default all: about 1-2 minutes; ``--quick``: a smoke r
   Target: >= 2M env-steps per CPU-second at N = 256.
 * ``where``: at N = 256 and 4096 (``--where-n``), CPU time of an engine's batched step
   (``spider_env.engine.make_engine("compiled", ...)``, the vector env's settings, timed alone:
-  one compiled call and its bookkeeping) vs the whole ``envs.step`` (the env around it = the
-  difference), per-env engine cost in ns, action sampling alone, the copies ``copy=True``
-  makes (the step with and without them) and the rest (info dict, checks).
+  one compiled call and its bookkeeping, with the masks kept as ``copy=False`` steps it and
+  without as ``copy=True`` does) vs the whole ``envs.step`` (the env around it = the
+  difference), per-env engine cost in ns, action sampling alone, the new arrays ``copy=True``
+  makes and the rest (info dict, checks; as ``copy=False`` steps).
 * ``hints``: the cache hints a large batch is stepped with (``spider_env.engine.PREFETCH_FROM``
   games or more), paired: at each N of ``--hints-n`` (256, 1024, 4096) two ``SpiderVectorEnv``
   of 4 suits, one with the hints and one without (the switch set around their making), timed
   in alternation, ``copy=True`` and ``copy=False``; ns per env-step, best of ``2 * --repeats``
   alternations.
+* ``masks``: the masks of ``copy=True`` made new from the legal ids, the engine keeping no mask
+  buffer (``spider_env.vector.FRESH_MASKS_FROM`` games or more), paired as ``hints`` is: at
+  each N of ``--masks-n`` (16, 64, 256, 1024, 4096) two ``SpiderVectorEnv`` of 4 suits with
+  ``copy=True``, one making its masks from the legal ids and one copying the buffer its engine
+  keeps; ns per env-step.
 * ``import``: fresh subprocesses with ``NUMBA_CACHE_DIR`` set to a new empty directory: cold
   (``import spider_env`` + make + reset + one step, numba compiles everything; then the same
   for the vector env), warm (the same with the filled cache) and ``import spider_env`` alone.
@@ -79,7 +86,7 @@ from spider_env.observation import DEFAULT_FEATURE_SLOTS
 from spider_env.rewards import get_reward_fn
 
 CLOCK = time.process_time
-SECTIONS = ("single", "vector", "where", "hints", "import", "search")
+SECTIONS = ("single", "vector", "where", "hints", "masks", "import", "search")
 SUITS = (1, 2, 4)
 VECTOR_N = (1, 16, 256, 4096)
 MAX_STEPS = 1000  # the registered ids' step limit; the playouts below use it too
@@ -288,8 +295,10 @@ def section_where(a: argparse.Namespace, out: dict[str, Any]) -> None:
 def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
     """The step of ``n`` games split into its parts, each timed alone through public API: the
     engine's batched step (:meth:`spider_env.engine.Engine.step`: one compiled call and its
-    bookkeeping), drawing the actions, the copies ``copy=True`` makes, and the rest (the info
-    dict, the checks)."""
+    bookkeeping; with ``copy=True`` the env steps it with ``keep_masks=False``, with
+    ``copy=False`` keeping them), drawing the actions, and the rest (the info dict, the
+    checks); the new arrays of ``copy=True`` are what its step takes beyond those of
+    ``copy=False``'s rest."""
     print(f"\n## 3. where the time goes at N = {n} (4 suits, copy=True), CPU time")
     envs: Any = gym.make_vec(
         "Spider-v0", num_envs=n, vectorization_mode="vector_entry_point", suits=4
@@ -321,6 +330,7 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
     rng = np.random.default_rng(1)
     resets = np.full(n, -1, dtype=np.int64)
     engine_time = [0.0]
+    keep = [True]
 
     def engine_step() -> int:
         for _ in range(calls):
@@ -331,11 +341,12 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
             if ended.any():
                 resets[ended] = rng.integers(0, 2**32, size=int(ended.sum()))
             t0 = CLOCK()
-            engine.step(acts, resets, MAX_STEPS)
+            engine.step(acts, resets, MAX_STEPS, keep[0])
             engine_time[0] += CLOCK() - t0
         return calls * n
 
-    def engine_rate() -> float:
+    def engine_rate(keep_masks: bool) -> float:
+        keep[0] = keep_masks
         engine_time[0] = 0.0
         done = 0
         t0 = CLOCK()
@@ -346,38 +357,47 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
     whole()
     engine_step()
     step_rate = best(a.repeats, lambda: measure(whole, a.seconds))
-    eng_rate = best(a.repeats, engine_rate)
+    eng_rate = best(a.repeats, lambda: engine_rate(True))
+    fresh_rate = best(a.repeats, lambda: engine_rate(False))
     samp_rate = best(a.repeats, lambda: measure(sample_only, a.seconds / 2))
     nocopy_rate = best(a.repeats, lambda: vector_rate(n, a.seconds, copy=False))
     step_us = 1e6 * n / step_rate
     eng_us = 1e6 * n / eng_rate
+    fresh_us = 1e6 * n / fresh_rate
     samp_us = 1e6 * n / samp_rate
     nocopy_us = 1e6 * n / nocopy_rate
+    rest_us = nocopy_us - eng_us - samp_us
     rows = {
         "envs.step(envs.sample_legal_actions()), copy=True": step_us,
-        "  Engine.step (the compiled batch step)": eng_us,
+        "  Engine.step, masks not kept (as copy=True steps it)": fresh_us,
         "  sample_legal_actions()": samp_us,
-        "  the copies of copy=True (step, copy=True - copy=False)": step_us - nocopy_us,
-        "  rest: the info dict, checks, bookkeeping": nocopy_us - eng_us - samp_us,
+        "  the new arrays of copy=True (what is left less the rest)": (
+            step_us - fresh_us - samp_us - rest_us
+        ),
+        "  rest: the info dict, checks, bookkeeping (as copy=False)": rest_us,
         "envs.step(envs.sample_legal_actions()), copy=False": nocopy_us,
+        "  Engine.step, masks kept (as copy=False steps it)": eng_us,
     }
     res = {
         "n": n,
         "whole_step_env_steps_per_s": step_rate,
         "whole_step_no_copy_env_steps_per_s": nocopy_rate,
         "engine_env_steps_per_s": eng_rate,
+        "engine_masks_not_kept_env_steps_per_s": fresh_rate,
         "us_per_call": rows,
         "engine_ns_per_env_step": 1e9 / eng_rate,
-        "python_overhead_us_per_call": step_us - eng_us,
-        "python_overhead_share": 1 - eng_us / step_us,
+        "engine_masks_not_kept_ns_per_env_step": 1e9 / fresh_rate,
+        "python_overhead_us_per_call": step_us - fresh_us,
+        "python_overhead_share": 1 - fresh_us / step_us,
     }
     print(f"{'':58} {'us/call':>9} {'ns/env':>7} {'share':>6}")
     for name, us in rows.items():
         print(f"{name:58} {us:>9.1f} {1e3 * us / n:>7.0f} {us / step_us:>6.0%}")
     print(
-        f"engine alone: {eng_rate:,.0f} env-steps/CPU-s ({1e9 / eng_rate:.0f} ns per env); "
-        f"whole step: {step_rate:,.0f}; the env around it {step_us - eng_us:.1f} us per call "
-        f"({1 - eng_us / step_us:.0%} of the step)"
+        f"engine alone: {eng_rate:,.0f} env-steps/CPU-s ({1e9 / eng_rate:.0f} ns per env; "
+        f"{1e9 / fresh_rate:.0f} without keeping the masks); whole step: {step_rate:,.0f}; the "
+        f"env around it {step_us - fresh_us:.1f} us per call ({1 - fresh_us / step_us:.0%} of "
+        "the step)"
     )
     envs.close()
     return res
@@ -435,7 +455,58 @@ def section_hints(a: argparse.Namespace, out: dict[str, Any]) -> None:
     out["hints"] = res
 
 
-# --- 5. import and compile -------------------------------------------------------------------
+# --- 5. the masks made new from the legal ids, paired ------------------------------------------
+
+
+def masks_envs(n: int, fresh: bool) -> Any:
+    """A 4-suit ``SpiderVectorEnv`` of ``n`` games with ``copy=True`` that makes its masks from
+    the legal ids or copies its engine's (``spider_env.vector.FRESH_MASKS_FROM`` set around its
+    making), warmed up."""
+    import spider_env.vector as vector_module
+
+    saved = vector_module.FRESH_MASKS_FROM
+    vector_module.FRESH_MASKS_FROM = 1 if fresh else 2**62
+    try:
+        envs: Any = gym.make_vec(
+            "Spider-v0", num_envs=n, vectorization_mode="vector_entry_point", suits=4
+        )
+    finally:
+        vector_module.FRESH_MASKS_FROM = saved
+    envs.reset(seed=0)
+    for _ in range(30):
+        envs.step(envs.sample_legal_actions())
+    return envs
+
+
+def section_masks(a: argparse.Namespace, out: dict[str, Any]) -> None:
+    from spider_env.vector import FRESH_MASKS_FROM
+
+    print(
+        f"\n## 5. copy=True's masks made from the legal ids (by default from N = "
+        f"{FRESH_MASKS_FROM}) or copied from the engine's, paired, 4 suits: ns per env-step, "
+        f"best of {2 * a.repeats}"
+    )
+    print(f"{'N':>6} {'copied':>9} {'made':>9} {'change':>7}")
+    res: dict[str, Any] = {}
+    for n in a.masks_n:
+        envs = {fresh: masks_envs(n, fresh) for fresh in (False, True)}
+        calls = max(2, int(65536 * a.seconds / 0.4) // n)
+        best = {False: float("inf"), True: float("inf")}
+        for _ in range(2 * a.repeats):
+            for fresh, e in envs.items():
+                t0 = CLOCK()
+                for _ in range(calls):
+                    e.step(e.sample_legal_actions())
+                best[fresh] = min(best[fresh], (CLOCK() - t0) / (calls * n) * 1e9)
+        for e in envs.values():
+            e.close()
+        res[str(n)] = {"copied_ns": best[False], "made_ns": best[True]}
+        change = best[True] / best[False] - 1
+        print(f"{n:>6} {best[False]:>9.0f} {best[True]:>9.0f} {change:>+7.0%}")
+    out["masks"] = res
+
+
+# --- 6. import and compile -------------------------------------------------------------------
 
 _CHILD = r"""
 import json, sys, time
@@ -489,7 +560,7 @@ def _child(kind: str, cache: str) -> dict[str, float]:
 
 
 def section_import(a: argparse.Namespace, out: dict[str, Any]) -> None:
-    print("\n## 5. import and compile, fresh subprocesses, WALL-clock seconds (4 suits)")
+    print("\n## 6. import and compile, fresh subprocesses, WALL-clock seconds (4 suits)")
     from spider_env.fast.jit import sources_digest
 
     load_kernel()
@@ -557,7 +628,7 @@ def section_import(a: argparse.Namespace, out: dict[str, Any]) -> None:
     out["import"] = res
 
 
-# --- 6. search operations --------------------------------------------------------------------
+# --- 7. search operations --------------------------------------------------------------------
 
 
 def _numba_loops() -> tuple[Callable[..., int], Callable[..., int], Callable[..., int]]:
@@ -617,7 +688,7 @@ def _numba_loops() -> tuple[Callable[..., int], Callable[..., int], Callable[...
 
 
 def section_search(a: argparse.Namespace, out: dict[str, Any]) -> None:
-    print("\n## 6. search operations, 4 suits: random playouts from deal 0 (per CPU-second)")
+    print("\n## 7. search operations, 4 suits: random playouts from deal 0 (per CPU-second)")
     g = FastGame("spider-4suit")
     u = np.random.default_rng(0).random(4096).tolist()
 
@@ -728,9 +799,12 @@ def main() -> None:
     p.add_argument("--vector-n", type=int, nargs="+", default=list(VECTOR_N), help="N of 'vector'")
     p.add_argument("--where-n", type=int, nargs="+", default=[256, 4096], help="N of 'where'")
     p.add_argument("--hints-n", type=int, nargs="+", default=[256, 1024, 4096], help="N of 'hints'")
+    p.add_argument(
+        "--masks-n", type=int, nargs="+", default=[16, 64, 256, 1024, 4096], help="N of 'masks'"
+    )
     p.add_argument("--json", type=Path, default=None, help="write every figure to this file")
     a = p.parse_args()
-    for flag in ("vector_n", "where_n", "hints_n"):
+    for flag in ("vector_n", "where_n", "hints_n", "masks_n"):
         bad = [n for n in getattr(a, flag) if n < 1]
         if bad:
             p.error(f"--{flag.replace('_', '-')}: every N must be at least 1, got {bad[0]}")
@@ -764,6 +838,7 @@ def main() -> None:
         "vector": section_vector,
         "where": section_where,
         "hints": section_hints,
+        "masks": section_masks,
         "import": section_import,
         "search": section_search,
     }

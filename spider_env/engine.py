@@ -479,7 +479,7 @@ class CompiledEngine(Engine):
     # numba signature of its own: every compiled function would be compiled again)
     _DERIVED = (
         *Engine._DERIVED, "_pr", "_k", "_tab", "_batch_fields", "_config_fields", "_play_args",
-        "_step_one", "_scratch_fields", "_one_row",
+        "_step_one", "_scratch_fields", "_one_row", "_fill_masks",
     )  # fmt: skip
 
     def __init__(self, variant: Variant, n: int, **settings: Any) -> None:
@@ -535,6 +535,7 @@ class CompiledEngine(Engine):
             int, tuple[Callable[..., float], tuple[Any, ...], tuple[Any, ...]]
         ] = {}
         self._step_one: Callable[..., float] | None = None  # step_one bound to their types
+        self._fill_masks: Callable[..., None] | None = None  # masks_from_legal, bound alike
         if self._actions:
             from spider_env.fast.action_features import new_scratch  # a compiled module
 
@@ -626,11 +627,20 @@ class CompiledEngine(Engine):
         if self._actions and self.decide_overflows(i):
             raise ColumnOverflowError.of(self.state(i), i)
 
+    def _masks_from_legal(self, out: np.ndarray) -> None:
+        """Set ``out`` (all False, of the masks' shape) at every game's legal ids."""
+        fill = self._fill_masks
+        if fill is None:  # bound once, without numba's dispatch per call (small batches)
+            from spider_env.fast.jit import exact_call  # a compiled module
+
+            fill = self._fill_masks = exact_call(self._k.masks_from_legal, self._legal, out)
+        fill(self._legal, out)
+
     def _sync_masks(self) -> None:
         """The masks buffer rebuilt from the legal ids if steps left it behind."""
         if self._stale:
             self._masks.fill(False)
-            self._k.masks_from_legal(self._legal, self._masks)
+            self._masks_from_legal(self._masks)
             self._stale = False
 
     @property
@@ -641,20 +651,21 @@ class CompiledEngine(Engine):
     def fresh_masks(self) -> np.ndarray:
         if not self._stale:
             return self._masks.copy()
-        out = np.zeros_like(self._masks)
-        self._k.masks_from_legal(self._legal, out)
+        out = np.zeros(self._masks.shape, np.bool_)
+        self._masks_from_legal(out)
         return out
 
     def step(
         self, actions: np.ndarray, resets: np.ndarray, max_steps: int, keep_masks: bool = True
     ) -> int:
-        if keep_masks:
+        if keep_masks and self._stale:
             self._sync_masks()  # the step updates them in place
         n_ended: int = self._k.step_batch(
             self._pr, self._batch_fields, self._config_fields, actions, resets, max_steps,
             keep_masks,
         )  # fmt: skip
-        self._stale = self._stale or not keep_masks
+        if not keep_masks:
+            self._stale = True
         if n_ended >= -self.n:  # ended games, or an action out of range (nothing changed)
             if n_ended >= 0:
                 self._cache.clear()

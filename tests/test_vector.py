@@ -16,7 +16,9 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import TimeLimit
 
 import spider_env as se
+import spider_env.vector as vector_module
 from spider_env.core.rules import IllegalMoveError, legal_actions
+from spider_env.engine import CompiledEngine
 from spider_env.env import SpiderEnv
 from spider_env.registration import ENV_IDS
 from spider_env.rewards import RunsReward, ShapedReward
@@ -163,6 +165,64 @@ def test_compiled_vector_env_equals_sync_vector_env(mode: AutoresetMode, kw: dic
         envs, reference(4, 30, mode, **kw), seed=7, steps=100, illegal_rate=0.05
     )
     assert ended >= 4
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"suits": 2, "mask_in_obs": True},
+        {"suits": 1, "obs_mode": "actions", "action_rows": 6, "mask_in_obs": True},
+        {"variant": "scorpion", "illegal_action": "terminate", "obs_mode": "flat"},
+    ],
+    ids=lambda kw: "-".join(str(v) for v in kw.values()),
+)
+def test_a_batch_making_its_masks_from_the_legal_ids_equals_sync_vector_env(
+    mode: AutoresetMode, kw: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of ``FRESH_MASKS_FROM`` games or more with ``copy=True`` steps its engine
+    without keeping the masks (here 4 games, the threshold lowered): the same results as
+    Gymnasium's ``SyncVectorEnv`` of pure envs, illegal actions and resets included."""
+    monkeypatch.setattr(vector_module, "FRESH_MASKS_FROM", 4)
+    kept: list[bool] = []
+    step = CompiledEngine.step
+
+    def spy(self: CompiledEngine, *args: Any) -> int:
+        kept.append(args[-1])
+        return step(self, *args)
+
+    monkeypatch.setattr(CompiledEngine, "step", spy)
+    envs = SpiderVectorEnv(4, max_episode_steps=30, autoreset_mode=mode, **kw)
+    ended = run_equivalence(
+        envs, reference(4, 30, mode, **kw), seed=11, steps=100, illegal_rate=0.05
+    )
+    assert ended >= 4
+    assert kept and not any(kept)
+
+
+def test_a_small_batch_or_copy_false_or_raise_keeps_the_engines_masks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kept: list[bool] = []
+    step = CompiledEngine.step
+
+    def spy(self: CompiledEngine, *args: Any) -> int:
+        kept.append(args[-1])
+        return step(self, *args)
+
+    monkeypatch.setattr(CompiledEngine, "step", spy)
+    n = vector_module.FRESH_MASKS_FROM
+    for kw, keep in (
+        ({"num_envs": n - 1}, True),
+        ({"num_envs": n}, False),
+        ({"num_envs": n, "copy": False}, True),
+        ({"num_envs": n, "illegal_action": "raise"}, True),
+    ):
+        envs = SpiderVectorEnv(suits=1, **kw)
+        envs.reset(seed=0)
+        kept.clear()
+        envs.step(envs.sample_legal_actions())
+        assert kept == [keep], kw
 
 
 def custom_reward(prev: se.State, action: int, state: se.State) -> float:
