@@ -279,6 +279,39 @@ def test_the_max_pool_by_row_gives_scatter_reduces_values_and_gradients_with_tie
         assert h1.grad is not None and torch.equal(h2.grad, h1.grad)
 
 
+def test_the_embedding_relus_in_place_give_the_values_and_gradients_of_out_of_place_ones() -> None:
+    """The action-set network's embedding rectifies in place (``nn.ReLU(inplace=True)``, no
+    new tensor per row): its scores, value latent and every parameter's gradient equal those
+    of the same network with out-of-place ReLUs, packed and padded, bit for bit."""
+    from spider_env.agents.rl.action_set_net import ActionSetNet
+    from torch import nn
+
+    gen = torch.Generator().manual_seed(3)
+    b, k, f, g = 9, 7, 5, 4
+    feats = torch.randn(b, k, f, generator=gen)
+    valid = torch.rand(b, k, generator=gen) < 0.6
+    valid[2] = False  # a decision without rows
+    glob = torch.randn(b, g, generator=gen)
+    w = torch.randn(b, k, generator=gen)
+    torch.manual_seed(0)
+    inplace = ActionSetNet(f, g, 20, 8, 6)
+    outplace = ActionSetNet(f, g, 20, 8, 6)
+    outplace.load_state_dict(inplace.state_dict())
+    outplace.embed[1], outplace.embed[3] = nn.ReLU(), nn.ReLU()
+    assert inplace.embed[1].inplace and inplace.embed[3].inplace
+    for packed in (True, False):
+        got = []
+        for net in (inplace, outplace):
+            net.zero_grad()
+            scores, _, latent = net.row_scores(feats, valid, glob, packed=packed)
+            ((scores * w * valid).sum() + latent.square().sum()).backward()
+            grads = [p.grad.clone() for p in net.parameters() if p.grad is not None]
+            got.append((scores.detach(), latent.detach(), grads))
+        (s1, l1, g1), (s2, l2, g2) = got
+        assert torch.equal(s1, s2) and torch.equal(l1, l2)
+        assert len(g1) == len(g2) == 8 and all(torch.equal(x, y) for x, y in zip(g1, g2))
+
+
 SHIPPED = Path(__file__).resolve().parents[1] / "docs" / "models"
 
 

@@ -66,7 +66,10 @@ class ActionSetLayers:
         """``f`` features per row, ``g`` globals, ``n_actions`` action ids."""
         self.n_actions = n_actions
         self.embed = nn.Sequential(
-            nn.Linear(f + g, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU()
+            nn.Linear(f + g, hidden),
+            nn.ReLU(inplace=True),
+            nn.Linear(hidden, hidden),
+            nn.ReLU(inplace=True),
         )
         self.score = nn.Linear(hidden, 1)
         self.value = nn.Sequential(nn.Linear(2 * hidden + g, value_hidden), nn.ReLU())
