@@ -406,103 +406,78 @@ def where_at(n: int, a: argparse.Namespace) -> dict[str, Any]:
 # --- 4. the cache hints, paired ---------------------------------------------------------------
 
 
-def hinted_envs(n: int, copy: bool, hints: bool) -> Any:
-    """A 4-suit ``SpiderVectorEnv`` of ``n`` games stepped with the cache hints or without
-    (``spider_env.engine.PREFETCH_FROM`` set around its making), warmed up."""
-    import spider_env.engine as engine_module
-
-    saved = engine_module.PREFETCH_FROM
-    engine_module.PREFETCH_FROM = 1 if hints else 2**62
+def switched_envs(n: int, copy: bool, module: Any, name: str, on: bool) -> Any:
+    """A 4-suit ``SpiderVectorEnv`` of ``n`` games made with the size threshold ``name`` of
+    ``module`` (``PREFETCH_FROM``, ``FRESH_MASKS_FROM``) set around its making so that the
+    switch it guards is ``on`` or off, warmed up."""
+    saved = getattr(module, name)
+    setattr(module, name, 1 if on else 2**62)
     try:
         envs: Any = gym.make_vec(
             "Spider-v0", num_envs=n, vectorization_mode="vector_entry_point", suits=4, copy=copy
         )
     finally:
-        engine_module.PREFETCH_FROM = saved
+        setattr(module, name, saved)
     envs.reset(seed=0)
     for _ in range(30):
         envs.step(envs.sample_legal_actions())
     return envs
 
 
+def paired_ns(a: argparse.Namespace, n: int, copy: bool, module: Any, name: str) -> list[float]:
+    """ns per env-step of two envs of ``n`` games, the switch ``name`` off and on
+    (:func:`switched_envs`), stepped in alternation: the best of ``2 * a.repeats`` each."""
+    envs = [switched_envs(n, copy, module, name, on) for on in (False, True)]
+    calls = max(2, int(65536 * a.seconds / 0.4) // n)
+    best = [float("inf"), float("inf")]
+    for _ in range(2 * a.repeats):
+        for k, e in enumerate(envs):
+            t0 = CLOCK()
+            for _ in range(calls):
+                e.step(e.sample_legal_actions())
+            best[k] = min(best[k], (CLOCK() - t0) / (calls * n) * 1e9)
+    for e in envs:
+        e.close()
+    return best
+
+
 def section_hints(a: argparse.Namespace, out: dict[str, Any]) -> None:
-    from spider_env.engine import PREFETCH_AHEAD, PREFETCH_FROM
+    import spider_env.engine as engine_module
 
     print(
-        f"\n## 4. cache hints ({PREFETCH_AHEAD} games ahead; on by default from N = "
-        f"{PREFETCH_FROM}), paired, 4 suits: ns per env-step, best of {2 * a.repeats}"
+        f"\n## 4. cache hints ({engine_module.PREFETCH_AHEAD} games ahead; on by default from "
+        f"N = {engine_module.PREFETCH_FROM}), paired, 4 suits: ns per env-step, best of "
+        f"{2 * a.repeats}"
     )
     print(f"{'N':>6} {'copy':>5} {'without':>9} {'with':>9} {'change':>7}")
     res: dict[str, Any] = {}
     for n in a.hints_n:
         for copy in (False, True):
-            envs = {hints: hinted_envs(n, copy, hints) for hints in (False, True)}
-            calls = max(2, int(65536 * a.seconds / 0.4) // n)
-            best = {False: float("inf"), True: float("inf")}
-            for _ in range(2 * a.repeats):
-                for hints, e in envs.items():
-                    t0 = CLOCK()
-                    for _ in range(calls):
-                        e.step(e.sample_legal_actions())
-                    best[hints] = min(best[hints], (CLOCK() - t0) / (calls * n) * 1e9)
-            for e in envs.values():
-                e.close()
+            without, with_ = paired_ns(a, n, copy, engine_module, "PREFETCH_FROM")
             res[f"{n}_{'copy' if copy else 'no_copy'}"] = {
-                "without_ns": best[False], "with_ns": best[True]
+                "without_ns": without, "with_ns": with_
             }  # fmt: skip
-            change = best[True] / best[False] - 1
-            print(f"{n:>6} {copy!s:>5} {best[False]:>9.0f} {best[True]:>9.0f} {change:>+7.0%}")
+            print(f"{n:>6} {copy!s:>5} {without:>9.0f} {with_:>9.0f} {with_ / without - 1:>+7.0%}")
     out["hints"] = res
 
 
 # --- 5. the masks made new from the legal ids, paired ------------------------------------------
 
 
-def masks_envs(n: int, fresh: bool) -> Any:
-    """A 4-suit ``SpiderVectorEnv`` of ``n`` games with ``copy=True`` that makes its masks from
-    the legal ids or copies its engine's (``spider_env.vector.FRESH_MASKS_FROM`` set around its
-    making), warmed up."""
-    import spider_env.vector as vector_module
-
-    saved = vector_module.FRESH_MASKS_FROM
-    vector_module.FRESH_MASKS_FROM = 1 if fresh else 2**62
-    try:
-        envs: Any = gym.make_vec(
-            "Spider-v0", num_envs=n, vectorization_mode="vector_entry_point", suits=4
-        )
-    finally:
-        vector_module.FRESH_MASKS_FROM = saved
-    envs.reset(seed=0)
-    for _ in range(30):
-        envs.step(envs.sample_legal_actions())
-    return envs
-
-
 def section_masks(a: argparse.Namespace, out: dict[str, Any]) -> None:
-    from spider_env.vector import FRESH_MASKS_FROM
+    import spider_env.vector as vector_module
 
     print(
         f"\n## 5. copy=True's masks made from the legal ids (by default from N = "
-        f"{FRESH_MASKS_FROM}) or copied from the engine's, paired, 4 suits: ns per env-step, "
-        f"best of {2 * a.repeats}"
+        f"{vector_module.FRESH_MASKS_FROM}) or copied from the engine's, paired, 4 suits: ns "
+        f"per env-step, best of {2 * a.repeats}"
     )
     print(f"{'N':>6} {'copied':>9} {'made':>9} {'change':>7}")
     res: dict[str, Any] = {}
     for n in a.masks_n:
-        envs = {fresh: masks_envs(n, fresh) for fresh in (False, True)}
-        calls = max(2, int(65536 * a.seconds / 0.4) // n)
-        best = {False: float("inf"), True: float("inf")}
-        for _ in range(2 * a.repeats):
-            for fresh, e in envs.items():
-                t0 = CLOCK()
-                for _ in range(calls):
-                    e.step(e.sample_legal_actions())
-                best[fresh] = min(best[fresh], (CLOCK() - t0) / (calls * n) * 1e9)
-        for e in envs.values():
-            e.close()
-        res[str(n)] = {"copied_ns": best[False], "made_ns": best[True]}
-        change = best[True] / best[False] - 1
-        print(f"{n:>6} {best[False]:>9.0f} {best[True]:>9.0f} {change:>+7.0%}")
+        copied, made = paired_ns(a, n, True, vector_module, "FRESH_MASKS_FROM")
+        res[str(n)] = {"copied_ns": copied, "made_ns": made}
+        print(f"{n:>6} {copied:>9.0f} {made:>9.0f} {made / copied - 1:>+7.0%}")
     out["masks"] = res
 
 

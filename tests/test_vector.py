@@ -167,6 +167,19 @@ def test_compiled_vector_env_equals_sync_vector_env(mode: AutoresetMode, kw: dic
     assert ended >= 4
 
 
+def keep_masks_calls(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The ``keep_masks`` of every ``CompiledEngine.step`` from now on, as they are made."""
+    kept: list[bool] = []
+    step = CompiledEngine.step
+
+    def spy(self: CompiledEngine, *args: Any) -> int:
+        kept.append(args[-1])
+        return step(self, *args)
+
+    monkeypatch.setattr(CompiledEngine, "step", spy)
+    return kept
+
+
 @pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
 @pytest.mark.parametrize(
     "kw",
@@ -184,14 +197,7 @@ def test_a_batch_making_its_masks_from_the_legal_ids_equals_sync_vector_env(
     without keeping the masks (here 4 games, the threshold lowered): the same results as
     Gymnasium's ``SyncVectorEnv`` of pure envs, illegal actions and resets included."""
     monkeypatch.setattr(vector_module, "FRESH_MASKS_FROM", 4)
-    kept: list[bool] = []
-    step = CompiledEngine.step
-
-    def spy(self: CompiledEngine, *args: Any) -> int:
-        kept.append(args[-1])
-        return step(self, *args)
-
-    monkeypatch.setattr(CompiledEngine, "step", spy)
+    kept = keep_masks_calls(monkeypatch)
     envs = SpiderVectorEnv(4, max_episode_steps=30, autoreset_mode=mode, **kw)
     ended = run_equivalence(
         envs, reference(4, 30, mode, **kw), seed=11, steps=100, illegal_rate=0.05
@@ -203,14 +209,7 @@ def test_a_batch_making_its_masks_from_the_legal_ids_equals_sync_vector_env(
 def test_a_small_batch_or_copy_false_or_raise_keeps_the_engines_masks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    kept: list[bool] = []
-    step = CompiledEngine.step
-
-    def spy(self: CompiledEngine, *args: Any) -> int:
-        kept.append(args[-1])
-        return step(self, *args)
-
-    monkeypatch.setattr(CompiledEngine, "step", spy)
+    kept = keep_masks_calls(monkeypatch)
     n = vector_module.FRESH_MASKS_FROM
     for kw, keep in (
         ({"num_envs": n - 1}, True),
