@@ -48,6 +48,8 @@ from spider_env.observation.actions import DEFAULT_ACTION_ROWS
 #: RLlib's timers of an update (seconds, its running means): sampling (every env runner, in
 #: parallel) and the learner's update; an iteration is one then the other.
 TIMERS = ("env_runner_sampling_timer", "learner_update_timer")
+#: The speed target: RLlib's env-steps per CPU-second as a share of the batched PPO's.
+TARGET_VS_BATCHED = 0.5
 
 
 def _runner_cpu(algo: Any) -> float:
@@ -173,8 +175,8 @@ def main() -> None:
     if rows:
         best = max(rows, key=lambda k: out[k]["vs_batched_cpu"])
         ratio = out[best]["vs_batched_cpu"]
-        print(f"target: RLlib >= 0.5 of the batched PPO per CPU-second: {best} {ratio:.2f} -> "
-              f"{'met' if ratio >= 0.5 else 'NOT met'}")  # fmt: skip
+        print(f"target: RLlib >= {TARGET_VS_BATCHED} of the batched PPO per CPU-second: {best} "
+              f"{ratio:.2f} -> {'met' if ratio >= TARGET_VS_BATCHED else 'NOT met'}")  # fmt: skip
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=2) + "\n")
 

@@ -571,13 +571,12 @@ class SpiderVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     def _observations(self, copy: bool | None = None, mask: np.ndarray | None = None) -> Any:
         """The batch's observation; ``mask``: the masks, if made already (as a new array)."""
         engine = self._engine
-        if self._mask_in_obs and mask is None:
+        if not self._mask_in_obs:
+            mask = None
+        elif mask is None:
             mask = engine.masks
         return assemble_observation(
-            engine.obs,
-            engine.counters[:, DEALS_LEFT],
-            mask if self._mask_in_obs else None,
-            self.copy if copy is None else copy,
+            engine.obs, engine.counters[:, DEALS_LEFT], mask, self.copy if copy is None else copy
         )
 
 
