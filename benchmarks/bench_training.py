@@ -14,7 +14,9 @@ of this process (torch uses ``--threads`` threads, so CPU time can exceed wall t
 warm-up (numba compiling, the first update). For the batched trainer also where the time goes
 (CPU-seconds by part; with its pipelined rollout, two threads or more, a part's CPU time is the
 whole process's while that part runs: the env stepping on the second thread counts towards the
-policy's part while torch chooses actions, and "env step" is the time spent waiting for it).
+policy's part while torch chooses actions, and "env step" is the time spent waiting for it),
+and per step of the rollout the env's own time (the CPU of the thread stepping it) beside the
+policy's choice of actions, the two sides of the pipeline.
 Not a test; run it as
 
     .venv/bin/python benchmarks/bench_training.py [--suits 1] [--hidden 64] [--num-envs 256]
@@ -69,6 +71,7 @@ def bench_batched(a: argparse.Namespace) -> dict[str, Any]:
         "steps_per_cpu_s": summary["train_steps_per_cpu_s"],
         "cpu_s_by_part": summary["cpu_s_by_part"],
         "wall_s_by_part": summary["wall_s_by_part"],
+        "env_steps_own": summary["env_steps_own"],
     }
 
 
@@ -163,6 +166,16 @@ def main() -> None:
             total = sum(train.values())
             parts = ", ".join(f"{k} {v / total:.0%}" for k, v in train.items())
             print(f"{'':>15}CPU by part: {parts}")
+        if "env_steps_own" in res:
+            own = res["env_steps_own"]
+            calls = max(1, own["calls"])
+            choose = res["wall_s_by_part"].get("policy (rollout)", 0.0)
+            print(
+                f"{'':>15}rollout, per step of {own['games_per_call']:g} games: the env "
+                f"{own['cpu_s'] / calls * 1e3:.2f} ms (CPU of the thread stepping it), the "
+                f"policy choosing {choose / calls * 1e3:.2f} ms (wall); pipelined, the "
+                "slower bounds the rollout"
+            )
     if "batched" in out:
         rate = out["batched"]["steps_per_wall_s"]
         this = f"{a.suits} suit(s), hidden {a.hidden}, {a.threads} thread(s)"

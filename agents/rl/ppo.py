@@ -457,6 +457,9 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
     curve: list[dict[str, Any]] = []
     best: tuple[int, int] = (-1, -1)  # (wins, step) of the saved model
     timer = Timer()
+    # the env's own steps, timed in the thread that runs them (the stepping thread when
+    # pipelined): with "policy (rollout)" per call, which of the two bounds the rollout
+    env_own = {"calls": 0, "cpu_s": 0.0, "wall_s": 0.0}
     illegal = 0
     episodes = {"games": 0, "won": 0, "runs": 0}
     global_step = 0
@@ -525,6 +528,15 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
         timer.add("policy (rollout)", c0, w0)
         return np.maximum(actions, 0)  # a game dealt with no legal action ends anyway
 
+    def env_step(h: int, actions: np.ndarray) -> tuple[Any, ...]:
+        """Half ``h``'s env step, its own time counted (one thread at a time runs it)."""
+        c0, w0 = time.thread_time(), time.perf_counter()
+        out = envs_of[h].step(actions)
+        env_own["cpu_s"] += time.thread_time() - c0
+        env_own["wall_s"] += time.perf_counter() - w0
+        env_own["calls"] += 1
+        return out
+
     def record(t: int, h: int, out: tuple[Any, ...]) -> None:
         """Half ``h``'s step ``t`` as its env returned it."""
         nonlocal illegal
@@ -578,13 +590,13 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
                     actions = act(t, h)  # meanwhile the other half's env steps
                     if stepper is None:
                         c0, w0 = time.process_time(), time.perf_counter()
-                        stepped = envs_of[h].step(actions)
+                        stepped = env_step(h, actions)
                         timer.add("env step", c0, w0)
                         record(t, h, stepped)
                         continue
                     if pending is not None:
                         finish(pending)
-                    pending = (t, h, stepper.submit(envs_of[h].step, actions))
+                    pending = (t, h, stepper.submit(env_step, h, actions))
             if pending is not None:
                 finish(pending)
             torch.set_num_threads(threads)
@@ -688,6 +700,12 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
         "torch_threads_chosen": chosen,
         "cpu_s_by_part": {k: round(v, 1) for k, v in timer.cpu.items()},
         "wall_s_by_part": {k: round(v, 1) for k, v in timer.wall.items()},
+        "env_steps_own": {
+            "calls": env_own["calls"],
+            "games_per_call": N / len(halves),
+            "cpu_s": round(env_own["cpu_s"], 3),
+            "wall_s": round(env_own["wall_s"], 3),
+        },
         "last_update": stats,
         "settings": asdict(s),
     }
