@@ -71,7 +71,7 @@ def bench_batched(a: argparse.Namespace) -> dict[str, Any]:
         "steps_per_cpu_s": summary["train_steps_per_cpu_s"],
         "cpu_s_by_part": summary["cpu_s_by_part"],
         "wall_s_by_part": summary["wall_s_by_part"],
-        "env_steps_own": summary["env_steps_own"],
+        "rollout_sides": summary["rollout_sides"],
     }
 
 
@@ -166,15 +166,14 @@ def main() -> None:
             total = sum(train.values())
             parts = ", ".join(f"{k} {v / total:.0%}" for k, v in train.items())
             print(f"{'':>15}CPU by part: {parts}")
-        if "env_steps_own" in res:
-            own = res["env_steps_own"]
-            calls = max(1, own["calls"])
-            choose = res["wall_s_by_part"].get("policy (rollout)", 0.0)
+        if "rollout_sides" in res:
+            sides = res["rollout_sides"]
+            calls = max(1, sides["calls"])
             print(
-                f"{'':>15}rollout, per step of {own['games_per_call']:g} games: the env "
-                f"{own['cpu_s'] / calls * 1e3:.2f} ms (CPU of the thread stepping it), the "
-                f"policy choosing {choose / calls * 1e3:.2f} ms (wall); pipelined, the "
-                "slower bounds the rollout"
+                f"{'':>15}rollout, per step of {sides['games_per_call']:g} games: the env "
+                f"{sides['env_cpu_s'] / calls * 1e3:.2f} ms (CPU of the thread stepping it), "
+                f"the policy choosing {sides['policy_wall_s'] / calls * 1e3:.2f} ms (wall); "
+                "pipelined, the slower bounds the rollout"
             )
     if "batched" in out:
         rate = out["batched"]["steps_per_wall_s"]

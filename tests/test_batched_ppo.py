@@ -143,10 +143,11 @@ def test_two_threads_step_one_half_while_choosing_for_the_other_and_draw_alike(
     for key, value in one["last_update"].items():
         assert two["last_update"][key] == pytest.approx(value, rel=1e-3, abs=1e-7), key
     # the env's own steps are timed where they run: one call per step of each half
-    own_one, own_two = one["env_steps_own"], two["env_steps_own"]
-    assert own_one["calls"] == 4 * 8 and own_one["games_per_call"] == 8
-    assert own_two["calls"] == 4 * 8 * 2 and own_two["games_per_call"] == 4
-    assert own_one["cpu_s"] > 0 and own_two["cpu_s"] > 0
+    side_one, side_two = one["rollout_sides"], two["rollout_sides"]
+    assert side_one["calls"] == 4 * 8 and side_one["games_per_call"] == 8
+    assert side_two["calls"] == 4 * 8 * 2 and side_two["games_per_call"] == 4
+    for side in (side_one, side_two):
+        assert side["env_cpu_s"] > 0 and side["env_wall_s"] > 0 and side["policy_wall_s"] > 0
 
 
 def test_rows_used_counts_the_rows_with_an_id() -> None:

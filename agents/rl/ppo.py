@@ -700,11 +700,12 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
         "torch_threads_chosen": chosen,
         "cpu_s_by_part": {k: round(v, 1) for k, v in timer.cpu.items()},
         "wall_s_by_part": {k: round(v, 1) for k, v in timer.wall.items()},
-        "env_steps_own": {
+        "rollout_sides": {  # per env step of a part of the games: which side bounds the rollout
             "calls": env_own["calls"],
             "games_per_call": N / len(halves),
-            "cpu_s": round(env_own["cpu_s"], 3),
-            "wall_s": round(env_own["wall_s"], 3),
+            "env_cpu_s": round(env_own["cpu_s"], 3),
+            "env_wall_s": round(env_own["wall_s"], 3),
+            "policy_wall_s": round(timer.wall.get("policy (rollout)", 0.0), 3),
         },
         "last_update": stats,
         "settings": asdict(s),
