@@ -160,6 +160,31 @@ def test_recipe_errors_are_one_line_with_status_2(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["encoder", "--n", "0"], "--n"),
+        (["encoder", "--suits", "3"], "--suits"),
+        (["split", "--main-part", "255"], "--main-part"),
+        (["split", "--hidden", "x"], "--hidden"),
+        ([], "required"),
+    ],
+)
+def test_rollout_probe_errors_are_one_line_with_status_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        load("rollout_probes").main(args)
+    assert exc.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+
+
+def test_the_encoder_probe_times_a_step_of_the_per_action_observation() -> None:
+    us = load("rollout_probes").encoder(suits=1, n=4, steps=20)
+    assert 0 < us < 10_000
+
+
 def test_finetuning_refuses_a_model_that_is_not_an_action_set_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
