@@ -161,23 +161,38 @@ def test_recipe_errors_are_one_line_with_status_2(
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("script", "args", "message"),
     [
-        (["encoder", "--n", "0"], "--n"),
-        (["encoder", "--suits", "3"], "--suits"),
-        (["split", "--main-part", "255"], "--main-part"),
-        (["split", "--hidden", "x"], "--hidden"),
-        ([], "required"),
+        ("rollout_probes", ["encoder", "--n", "0"], "--n"),
+        ("rollout_probes", ["encoder", "--suits", "3"], "--suits"),
+        ("rollout_probes", ["split", "--main-part", "255"], "--main-part"),
+        ("rollout_probes", ["split", "--hidden", "x"], "--hidden"),
+        ("rollout_probes", [], "required"),
+        ("update_probes", ["--steps", "0"], "--steps"),
+        ("update_probes", ["--ways", "lazy"], "--ways"),
+        ("update_probes", ["--n", "1", "--steps", "4"], "at least 8"),
     ],
 )
-def test_rollout_probe_errors_are_one_line_with_status_2(
-    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+def test_probe_errors_are_one_line_with_status_2(
+    script: str, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exc:
-        load("rollout_probes").main(args)
+        load(script).main(args)
     assert exc.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], lines
+
+
+def test_the_update_probe_times_each_way_of_a_pass_and_profiles_the_trainers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    probes = load("update_probes")
+    runs = probes.main(["--n", "4", "--steps", "4", "--rounds", "2", "--ways", "eager", "one",
+                        "halves"])  # fmt: skip
+    assert list(runs) == ["eager", "one", "halves"]
+    assert all(len(r) == 2 and all(w > 0 and c > 0 for w, c in r) for r in runs.values())
+    assert probes.main(["--profile", "--n", "4", "--steps", "4"]) == {}
+    assert "aten::" in capsys.readouterr().out
 
 
 def test_the_encoder_probe_times_a_step_of_the_per_action_observation() -> None:
