@@ -168,6 +168,7 @@ def test_recipe_errors_are_one_line_with_status_2(
         ("rollout_probes", ["split", "--main-part", "255"], "--main-part"),
         ("rollout_probes", ["split", "--hidden", "x"], "--hidden"),
         ("rollout_probes", [], "required"),
+        ("rollout_probes", ["rows", "--steps", "0"], "--steps"),
         ("update_probes", ["--steps", "0"], "--steps"),
         ("update_probes", ["--ways", "lazy"], "--ways"),
         ("update_probes", ["--n", "1", "--steps", "4"], "at least 8"),
@@ -181,6 +182,11 @@ def test_probe_errors_are_one_line_with_status_2(
     assert exc.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], lines
+
+
+def test_the_rows_probe_counts_the_rows_each_decision_uses() -> None:
+    used = load("rollout_probes").rows_used_in_play(suits=1, n=4, steps=5)
+    assert used.shape == (20,) and used.min() >= 1 and used.max() <= 96
 
 
 def test_the_update_probe_times_each_way_of_a_pass_and_profiles_the_trainers(

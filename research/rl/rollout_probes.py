@@ -8,9 +8,15 @@
   thread (the trainer's way), or three parts of which the thread choosing the actions steps the
   last (``--main-part`` games) itself.
 
+* ``rows``: how many rows of the per-action observation a decision uses (its legal actions,
+  one move into empty columns counted once) in random legal play, N games: the most, the 99th
+  and 99.9th percentiles and the share of decisions above 32, 48 and 64 rows (what an
+  ``action_rows`` that small would leave out: the rows of least gain).
+
 Not a test; run it as
 
     .venv/bin/python research/rl/rollout_probes.py encoder [--suits 1] [--n 128]
+    .venv/bin/python research/rl/rollout_probes.py rows [--suits 1] [--n 256] [--steps 400]
     .venv/bin/python research/rl/rollout_probes.py split [--suits 1] [--hidden 64] [--main-part 32]
 """
 
@@ -55,6 +61,27 @@ def encoder(suits: int, n: int, steps: int = 400) -> float:
         obs = envs.step(a)[0]
         spent += time.thread_time() - t0
     return spent / steps / n * 1e6
+
+
+def rows_used_in_play(suits: int, n: int, steps: int) -> np.ndarray:
+    """The rows each decision of ``steps`` steps of ``n`` games of random legal play used (the
+    rows with an action id, of the default ``action_rows``)."""
+    from spider_env.vector import SpiderVectorEnv
+
+    envs = SpiderVectorEnv(
+        n, variant=classic(suits), obs_mode="actions", copy=False,
+        autoreset_mode=AutoresetMode.SAME_STEP, deal_numbers=TRAIN_DEALS,
+    )  # fmt: skip
+    obs, _ = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    used = np.empty((steps, n), dtype=np.int64)
+    for t in range(steps):
+        ids = obs["action_ids"]
+        used[t] = (ids >= 0).sum(1)
+        pick = ids[np.arange(n), (rng.random(n) * np.maximum(used[t], 1)).astype(int)]
+        obs = envs.step(np.maximum(pick, 0).astype(np.int64))[0]
+    envs.close()
+    return used.ravel()
 
 
 def split(suits: int, hidden: int, main_part: int, n: int = 256, steps: int = 64) -> None:
@@ -129,6 +156,10 @@ def build_parser() -> ArgumentParser:
     enc = sub.add_parser("encoder", help="CPU microseconds per game-step of obs_mode='actions'")
     enc.add_argument("--suits", type=int, default=1, choices=(1, 2, 4))
     enc.add_argument("--n", type=int, default=128, help="games stepped together")
+    rows = sub.add_parser("rows", help="rows of the per-action observation a decision uses")
+    rows.add_argument("--suits", type=int, default=1, choices=(1, 2, 4))
+    rows.add_argument("--n", type=int, default=256, help="games stepped together")
+    rows.add_argument("--steps", type=int, default=400, help="steps of random legal play")
     spl = sub.add_parser("split", help="the rollout's two halves against three parts")
     spl.add_argument("--suits", type=int, default=1, choices=(1, 2, 4))
     spl.add_argument("--hidden", type=int, default=64, help="width of the policy's layers")
@@ -145,6 +176,16 @@ def main(argv: list[str] | None = None) -> None:
         if a.n < 1:
             p.error(f"--n must be at least 1, got {a.n}")
         print(f"{a.suits} suit(s), N = {a.n}: {encoder(a.suits, a.n):.2f} us per game-step")
+        return
+    if a.probe == "rows":
+        for flag in ("n", "steps"):
+            if getattr(a, flag) < 1:
+                p.error(f"--{flag} must be at least 1, got {getattr(a, flag)}")
+        used = rows_used_in_play(a.suits, a.n, a.steps)
+        above = ", ".join(f"> {k}: {(used > k).mean():.4%}" for k in (32, 48, 64))
+        print(f"{a.suits} suit(s), {used.size:,} decisions: rows used at most {used.max()}, "
+              f"99th percentile {np.percentile(used, 99):.0f}, 99.9th "
+              f"{np.percentile(used, 99.9):.0f}; share of decisions {above}")  # fmt: skip
         return
     if not 1 <= a.main_part <= 254:
         p.error(f"--main-part must be in 1..254, got {a.main_part}")
