@@ -35,8 +35,10 @@ from spider_env.agents.rl.settings import ArgumentParser
 from spider_env.core.variants import classic
 
 
-def encoder(suits: int, n: int, steps: int = 400) -> float:
-    """CPU microseconds per game-step in random legal play, after 50 warm-up steps."""
+def random_play(suits: int, n: int) -> tuple[Any, dict[str, np.ndarray], Any]:
+    """``SpiderVectorEnv(obs_mode="actions")`` of ``n`` games (``copy=False``, same-step
+    autoreset, the training deals) just reset, its observation, and ``actions(obs)``: a
+    uniformly random legal action of each game."""
     from spider_env.vector import SpiderVectorEnv
 
     envs = SpiderVectorEnv(
@@ -52,6 +54,12 @@ def encoder(suits: int, n: int, steps: int = 400) -> float:
         pick = ids[np.arange(n), (rng.random(n) * rows).astype(int)]
         return np.maximum(pick, 0).astype(np.int64)
 
+    return envs, obs, actions
+
+
+def encoder(suits: int, n: int, steps: int = 400) -> float:
+    """CPU microseconds per game-step in random legal play, after 50 warm-up steps."""
+    envs, obs, actions = random_play(suits, n)
     for _ in range(50):
         obs = envs.step(actions(obs))[0]
     spent = 0.0
@@ -66,20 +74,11 @@ def encoder(suits: int, n: int, steps: int = 400) -> float:
 def rows_used_in_play(suits: int, n: int, steps: int) -> np.ndarray:
     """The rows each decision of ``steps`` steps of ``n`` games of random legal play used (the
     rows with an action id, of the default ``action_rows``)."""
-    from spider_env.vector import SpiderVectorEnv
-
-    envs = SpiderVectorEnv(
-        n, variant=classic(suits), obs_mode="actions", copy=False,
-        autoreset_mode=AutoresetMode.SAME_STEP, deal_numbers=TRAIN_DEALS,
-    )  # fmt: skip
-    obs, _ = envs.reset(seed=0)
-    rng = np.random.default_rng(0)
+    envs, obs, actions = random_play(suits, n)
     used = np.empty((steps, n), dtype=np.int64)
     for t in range(steps):
-        ids = obs["action_ids"]
-        used[t] = (ids >= 0).sum(1)
-        pick = ids[np.arange(n), (rng.random(n) * np.maximum(used[t], 1)).astype(int)]
-        obs = envs.step(np.maximum(pick, 0).astype(np.int64))[0]
+        used[t] = (obs["action_ids"] >= 0).sum(1)
+        obs = envs.step(actions(obs))[0]
     envs.close()
     return used.ravel()
 
