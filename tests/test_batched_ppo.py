@@ -150,6 +150,34 @@ def test_two_threads_step_one_half_while_choosing_for_the_other_and_draw_alike(
         assert side["env_cpu_s"] > 0 and side["env_wall_s"] > 0 and side["policy_wall_s"] > 0
 
 
+def test_clipped_losses_start_at_the_plain_surrogate_and_stop_the_gradient_past_the_clip() -> None:
+    """Unchanged policy: ratio 1, policy loss ``-mean(adv)``, value loss half the squared error;
+    a row already more likely by more than the clip, with a positive advantage, gets no
+    gradient, and neither does a value already moved past the clip towards its return."""
+    import torch
+
+    valid = torch.tensor([[True, True, False], [True, True, True]])
+    logits = torch.tensor([[0.3, -0.2, ppo.MASKED_LOGIT], [0.0, 1.0, -1.0]])
+    rows = torch.tensor([0, 1])
+    old_logp = ppo.masked_log_probs(logits, valid)[0].gather(1, rows[:, None])[:, 0]
+    adv, old_value, returns = torch.tensor([1.0, -2.0]), torch.tensor([0.5, 0.0]), torch.ones(2)
+    t = ppo.clipped_losses(logits, valid, old_value, rows, old_logp, adv, old_value, returns, 0.2)
+    assert torch.equal(t.log_ratio, torch.zeros(2)) and torch.equal(t.ratio, torch.ones(2))
+    assert float(t.policy_loss) == pytest.approx(0.5)  # -mean(1, -2)
+    assert float(t.value_loss) == pytest.approx(0.5 * (0.25 + 1.0) / 2)
+    assert t.entropy > 0 and t.logp.shape == (2, 3)
+    # game 0's row made far likelier (ratio past 1.2) with a positive advantage; game 1's value
+    # moved 0.5 towards its return (past the clip of 0.2): both clipped, no gradient
+    far = torch.tensor([[3.0, -3.0, ppo.MASKED_LOGIT], [0.0, 1.0, -1.0]], requires_grad=True)
+    moved = torch.tensor([0.5, 0.5], requires_grad=True)
+    t = ppo.clipped_losses(far, valid, moved, rows, old_logp, adv, old_value, returns, 0.2)
+    assert float(t.ratio.detach()[0]) > 1.2
+    (t.policy_loss + t.value_loss).backward()
+    assert far.grad is not None and moved.grad is not None
+    assert torch.all(far.grad[0] == 0) and torch.any(far.grad[1] != 0)
+    assert float(moved.grad[1]) == 0.0 and float(moved.grad[0]) != 0.0  # game 0 not clipped
+
+
 def test_rows_used_counts_the_rows_with_an_id() -> None:
     ids = np.full((3, 6), -1.0, dtype=np.float32)
     ids[0, :2] = [4, 9]

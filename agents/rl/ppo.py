@@ -42,7 +42,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import numpy as np
 from spider_env.agents.model_format import ACTIONS_MODE
@@ -279,6 +279,42 @@ def masked_log_probs(logits: Any, valid: Any) -> tuple[Any, Any]:
     logp = torch.log_softmax(logits, dim=-1)
     plogp = torch.where(valid, logp.exp() * logp, torch.zeros_like(logp))
     return logp, -plogp.sum(dim=-1)
+
+
+class LossTerms(NamedTuple):
+    """The clipped PPO objective's parts for a minibatch (:func:`clipped_losses`)."""
+
+    logp: Any
+    """log-probabilities of every row ``(B, K)``"""
+    log_ratio: Any
+    """log of the new over the old probability of the row played ``(B,)``"""
+    ratio: Any
+    """that ratio ``(B,)``"""
+    policy_loss: Any
+    """the clipped surrogate, negated, averaged over the decisions"""
+    value_loss: Any
+    """half the clipped squared value error, averaged"""
+    entropy: Any
+    """the masked entropy, averaged"""
+
+
+def clipped_losses(
+    logits: Any, valid: Any, value: Any, rows: Any, old_logp: Any, adv: Any, old_value: Any,
+    returns: Any, clip: float,
+) -> LossTerms:  # fmt: skip
+    """PPO's clipped losses of a minibatch: the masked ``logits`` ``(B, K)`` and ``value``
+    ``(B,)`` of the policy now, the rows played, their log-probabilities and values when they
+    were played, the advantages (normalised already) and returns; ``clip`` bounds the ratio and
+    the value's change. The trainer's loss is ``policy_loss - ent_coef * entropy + vf_coef *
+    value_loss``."""
+    torch = _torch()
+    logp, entropy = masked_log_probs(logits, valid)
+    log_ratio = logp.gather(1, rows[:, None])[:, 0] - old_logp
+    ratio = log_ratio.exp()
+    policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - clip, 1 + clip)).mean()
+    v_clipped = old_value + (value - old_value).clamp(-clip, clip)
+    value_loss = 0.5 * torch.max((value - returns) ** 2, (v_clipped - returns) ** 2).mean()
+    return LossTerms(logp, log_ratio, ratio, policy_loss, value_loss, entropy.mean())
 
 
 def kl_from(anchor_logp: Any, logp: Any, valid: Any) -> Any:
@@ -630,23 +666,15 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
                     i = order[lo : lo + mb]
                     k = int(b_k[i].max())
                     logits, valid, value = rp.forward_packed(packed, i, k)
-                    logp, entropy = masked_log_probs(logits, valid)
-                    new_logp = logp.gather(1, b_rows[i, None])[:, 0]
-                    log_ratio = new_logp - b_logp[i]
-                    ratio = log_ratio.exp()
+                    adv = b_adv[i]
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                    logp, log_ratio, ratio, pg_loss, v_loss, ent = clipped_losses(
+                        logits, valid, value, b_rows[i], b_logp[i], adv, b_val[i], b_ret[i],
+                        s.clip_coef,
+                    )  # fmt: skip
                     with torch.no_grad():
                         approx_kl = ((ratio - 1) - log_ratio).mean()
                         clipfrac = ((ratio - 1.0).abs() > s.clip_coef).float().mean()
-                    adv = b_adv[i]
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                    pg_loss = torch.max(
-                        -adv * ratio, -adv * ratio.clamp(1 - s.clip_coef, 1 + s.clip_coef)
-                    ).mean()
-                    v_clipped = b_val[i] + (value - b_val[i]).clamp(-s.clip_coef, s.clip_coef)
-                    v_loss = (
-                        0.5 * torch.max((value - b_ret[i]) ** 2, (v_clipped - b_ret[i]) ** 2).mean()
-                    )
-                    ent = entropy.mean()
                     loss = pg_loss - s.ent_coef * ent + s.vf_coef * v_loss
                     bc_kl = torch.zeros(())
                     coef = s.bc_coef * max(0.0, 1.0 - global_step / s.bc_steps)
@@ -718,7 +746,9 @@ __all__ = [
     "DEVICES",
     "MASKED_LOGIT",
     "BatchedPPOSettings",
+    "LossTerms",
     "RowPolicy",
+    "clipped_losses",
     "kl_from",
     "make_envs",
     "masked_log_probs",

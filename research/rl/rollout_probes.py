@@ -3,15 +3,14 @@
 * ``encoder``: CPU microseconds per game-step of ``SpiderVectorEnv(obs_mode="actions")``
   (``copy=False``, same-step autoreset, training deals) in random legal play, N games; run it
   on main and with a patch of ``patches/`` applied to compare the per-action encoder's cost.
-* ``split``: the rollout's wall time per step of 256 games, torch choosing actions on one thread
-  while a second steps the env, two ways in alternation: two halves both stepped by the second
-  thread (the trainer's way), or three parts of which the thread choosing the actions steps the
-  last (``--main-part`` games) itself.
-
 * ``rows``: how many rows of the per-action observation a decision uses (its legal actions,
   one move into empty columns counted once) in random legal play, N games: the most, the 99th
   and 99.9th percentiles and the share of decisions above 32, 48 and 64 rows (what an
   ``action_rows`` that small would leave out: the rows of least gain).
+* ``split``: the rollout's wall time per step of 256 games, torch choosing actions on one thread
+  while a second steps the env, two ways in alternation: two halves both stepped by the second
+  thread (the trainer's way), or three parts of which the thread choosing the actions steps the
+  last (``--main-part`` games) itself.
 
 Not a test; run it as
 

@@ -11,8 +11,8 @@ goes"): the wall and CPU time of one pass over a rollout's minibatches, done thr
 
 The rollout is one of random legal play of ``--n`` games over ``--steps`` steps, as the trainer
 stores it (``PackedRows``); its advantages, returns and old log-probabilities are random draws
-(they change what is learned, not what an update costs). The loss is the trainer's PPO loss
-without the cloning term. Not a test; run it as
+(they change what is learned, not what an update costs). The loss is the trainer's
+(``clipped_losses``) without the cloning term. Not a test; run it as
 
     .venv/bin/python research/rl/update_probes.py [--suits 1] [--hidden 64] [--ways eager halves]
     .venv/bin/python research/rl/update_probes.py --profile
@@ -43,8 +43,8 @@ def make_update(suits: int, hidden: int, n: int, steps: int, minibatches: int) -
         BatchedPPOSettings,
         PackedRows,
         RowPolicy,
+        clipped_losses,
         make_envs,
-        masked_log_probs,
     )
 
     torch.manual_seed(0)
@@ -82,15 +82,15 @@ def make_update(suits: int, hidden: int, n: int, steps: int, minibatches: int) -
     clip, mb = s.clip_coef, max(1, batch // minibatches)
 
     def loss_of(i: Any, k: int, adv: Any, total: int) -> Any:
-        """The PPO loss of decisions ``i`` (advantages ``adv`` normalised over the minibatch),
-        its means taken over ``total`` decisions (so that the halves' losses add up)."""
+        """The trainer's loss (``clipped_losses``) of decisions ``i`` (advantages ``adv``
+        normalised over the minibatch), weighted by their share of the ``total`` decisions of
+        the minibatch (so that the halves' losses add up to the minibatch's)."""
         logits, valid, value = rp.forward_packed(packed, i, k)
-        logp, entropy = masked_log_probs(logits, valid)
-        ratio = (logp.gather(1, b_rows[i, None])[:, 0] - b_logp[i]).exp()
-        pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - clip, 1 + clip)).sum() / total
-        v_clipped = b_val[i] + (value - b_val[i]).clamp(-clip, clip)
-        v = 0.5 * torch.max((value - b_ret[i]) ** 2, (v_clipped - b_ret[i]) ** 2).sum() / total
-        return pg - s.ent_coef * entropy.sum() / total + s.vf_coef * v
+        t = clipped_losses(
+            logits, valid, value, b_rows[i], b_logp[i], adv, b_val[i], b_ret[i], clip
+        )
+        loss = t.policy_loss - s.ent_coef * t.entropy + s.vf_coef * t.value_loss
+        return loss * (len(i) / total)
 
     def grads(i: Any, k: int, adv: Any, total: int) -> Any:
         """The gradients of :func:`loss_of` (not accumulated into the parameters)."""
