@@ -6,7 +6,8 @@
   ``obs_mode`` ``M`` (``rows``, the default: RLlib's action a row of the per-action
   observation; ``actions``: the Gymnasium env's per-action observation with the mask over the
   1,301 action ids, RLlib's action an id) with ``R`` remote env runners (``0``: the driver
-  samples itself), each stepping one ``SpiderVectorEnv`` of ``--num-envs / max(R, 1)`` games,
+  samples itself), each stepping one ``SpiderVectorEnv`` of ``--num-envs / max(R, 1)`` games
+  (over rows, ``--env-runner``: spider-env's ``ArrayEnvRunner``, the default, or RLlib's own),
   the learner in the driver (``num_learners=0``); the same network (the action-set network,
   ``--hidden``), ``--n-steps`` steps per game per update, so every row updates on
   ``num_envs * n_steps`` decisions;
@@ -21,7 +22,8 @@ venv). Not a test; run it as
 
     .venv/rllib/bin/python benchmarks/bench_rllib.py [--suits 1] [--hidden 64]
         [--num-envs 256] [--n-steps 32] [--updates 4] [--runners 0,1,2]
-        [--obs-modes rows,actions] [--action-rows 96] [--json PATH] [--profile N]
+        [--obs-modes rows,actions] [--action-rows 96] [--env-runner arrays] [--json PATH]
+        [--profile N]
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_training import bench_batched
 from reference import cartpole_steps_per_second
-from spider_env.agents.rl.rllib import OBS_MODES
+from spider_env.agents.rl.rllib import ENV_RUNNERS, OBS_MODES
 from spider_env.agents.rl.settings import ArgumentParser
 
 from spider_env.observation.actions import DEFAULT_ACTION_ROWS
@@ -70,7 +72,7 @@ def bench_rllib(a: argparse.Namespace, runners: int, obs_mode: str) -> dict[str,
     torch.set_num_threads(a.threads)
     s = RLlibSettings(
         suits=a.suits, hidden=a.hidden, num_env_runners=runners, obs_mode=obs_mode,
-        action_rows=a.action_rows,
+        action_rows=a.action_rows, env_runner=a.env_runner,
         num_envs_per_env_runner=a.num_envs // max(1, runners), n_steps=a.n_steps,
     )  # fmt: skip
     ray.init(
@@ -128,6 +130,13 @@ def main() -> None:
         default=DEFAULT_ACTION_ROWS,
         help="rows of RLlib's per-action observation (obs_modes rows and actions; the batched "
         "PPO keeps its default: it stores only the rows with an action)",
+    )
+    p.add_argument(
+        "--env-runner",
+        default="arrays",
+        choices=ENV_RUNNERS,
+        help="how RLlib's env runners sample obs_mode rows: arrays (spider-env's ArrayEnvRunner) "
+        "or rllib (RLlib's SingleAgentEnvRunner)",
     )
     p.add_argument("--json", help="also write the results here")
     p.add_argument(

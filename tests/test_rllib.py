@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +25,25 @@ if os.environ.get("SPIDER_ENV_REQUIRE_RLLIB") != "1":
 
 import torch
 from ray.rllib.core.columns import Columns
+from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+from ray.rllib.env.single_agent_episode import SingleAgentEpisode
+from ray.rllib.utils.torch_utils import FLOAT_MIN
 from spider_env.agents.rl.rllib import (
     RLlibSettings,
     RLlibVectorEnv,
+    env_runner_class,
     export_model,
     ppo_config,
+    resize_rows,
     restore_module,
+    rows_used,
     rows_width,
     split_rows,
     train,
+    width_rows,
 )
 from spider_env.agents.rl.rllib_modules import ActionRowsRLModule, ActionSetRLModule, FlatRLModule
+from spider_env.agents.rl.rllib_runner import ArrayEnvRunner, EvenRows
 from spider_env.agents.rl.settings import SettingsError
 from test_readme import RLLIB_PYTHON, run_snippet
 
@@ -319,6 +328,189 @@ def test_exporting_a_module_of_the_other_observation_is_refused(tmp_path: Path) 
         export_model(module_of(env, "flat"), s, tmp_path / "m.zip", training={})
 
 
+# --- rows cut to those used, and the array env runner ---------------------------------------------
+def test_rows_can_be_cut_to_those_used_and_padded_back_without_losing_a_value() -> None:
+    env = env_of("rows", num_envs=5)
+    obs, _ = env.reset(seed=2)
+    k = rows_used(obs)
+    assert 0 < k < 96 and k == int(legal(env, obs).sum(axis=1).max())
+    assert width_rows(rows_width(k)) == k and width_rows(obs.shape[-1]) == 96
+    cut = resize_rows(obs, k)
+    assert cut.shape == (5, rows_width(k))
+    feats, glob, flags = split_rows(cut, k)
+    full_feats, full_glob, full_flags = split_rows(obs, 96)
+    np.testing.assert_array_equal(feats, full_feats[:, :k])
+    np.testing.assert_array_equal(glob, full_glob)
+    np.testing.assert_array_equal(flags, full_flags[:, :k])
+    assert not full_feats[:, k:].any() and not full_flags[:, k:].any()  # only padding was cut
+    np.testing.assert_array_equal(resize_rows(cut, 96), obs)  # padded back: the same values
+    with pytest.raises(ValueError, match=f"using {k} rows cannot be cut to {k - 1}"):
+        resize_rows(obs, k - 1)
+    with pytest.raises(ValueError, match="not an observation of obs_mode='rows'"):
+        width_rows(rows_width(3) + 1)
+
+
+def test_the_rows_module_scores_an_observation_cut_to_its_rows_as_the_full_one() -> None:
+    torch.manual_seed(3)
+    env = env_of("rows", num_envs=6)
+    module = module_of(env, "rows")
+    obs, _ = env.reset(seed=5)
+    k = rows_used(obs)
+    with torch.no_grad():
+        full = module.forward_train(as_batch(obs))
+        cut = module.forward_train(as_batch(resize_rows(obs, k)))
+        values = (
+            module.compute_values(as_batch(obs)),
+            module.compute_values(as_batch(resize_rows(obs, k))),
+        )
+    logits = full[Columns.ACTION_DIST_INPUTS]
+    np.testing.assert_allclose(cut[Columns.ACTION_DIST_INPUTS].numpy(), logits[:, :k].numpy(),
+                               rtol=1e-6)  # fmt: skip
+    assert (logits[:, k:] == FLOAT_MIN).all()
+    np.testing.assert_allclose(values[0].numpy(), values[1].numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="an observation of 97 rows for a module of 96"):
+        module.forward_train(as_batch(np.zeros((1, rows_width(97)), np.float32)))
+
+
+def runner_of(cls: type, num_envs: int = 16, max_steps: int = 12, **settings: Any) -> Any:
+    """An env runner of ``cls`` as the driver builds it (``ppo_config``), 1 suit, seed 0."""
+    torch.manual_seed(0)
+    s = RLlibSettings(suits=1, num_envs_per_env_runner=num_envs, n_steps=8, hidden=16,
+                      max_episode_steps=max_steps, **settings)  # fmt: skip
+    return cls(config=ppo_config(s))
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """Torch on one thread, as the array runner samples (the same sums, bit for bit)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def in_common_order(episodes: list[SingleAgentEpisode]) -> list[dict[str, np.ndarray]]:
+    """Each episode chunk's data, its observations with all 96 rows, in their order."""
+    out = []
+    for e in episodes:
+        n = len(e)
+        out.append({
+            "where": np.array([e.t_started, n, e.is_terminated, e.is_truncated]),
+            "obs": resize_rows(e.get_observations(slice(0, n + 1)), 96),
+            "actions": e.get_actions(slice(0, n)),
+            "rewards": e.get_rewards(slice(0, n)).astype(np.float64),
+            "logp": e.get_extra_model_outputs(Columns.ACTION_LOGP, slice(0, n)),
+        })  # fmt: skip
+    return out
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_the_array_runner_samples_the_episodes_rllib_s_runner_samples() -> None:
+    # the same seed, the same weights: the same chunks in the same order, with the same
+    # observations, draws, rewards and log-probabilities; games cut at 12 steps, so that
+    # samples of 8 steps end episodes and restart games (next-step autoreset)
+    ours, theirs = runner_of(ArrayEnvRunner), runner_of(SingleAgentEnvRunner)
+    theirs.module.load_state_dict(ours.module.state_dict())
+    assert ours.array_sampling() is None
+    ends = []
+    for i in range(5):
+        torch.manual_seed(100 + i)
+        a = ours.sample()
+        torch.manual_seed(100 + i)
+        b = theirs.sample()
+        ends.append(sum(e.is_truncated for e in a))
+        mine, rllib = in_common_order(a), in_common_order(b)
+        assert len(mine) == len(rllib) and sum(len(e) for e in a) >= 16 * 8
+        for x, y in zip(mine, rllib, strict=True):
+            for key in x:
+                np.testing.assert_array_equal(x[key], y[key], err_msg=key)
+        used = max(rows_used(e.get_observations(slice(0, len(e) + 1))) for e in a)
+        for e in a:  # cut to the rows the sample's observations use, each action a row with one
+            obs = e.get_observations(slice(0, len(e) + 1))
+            k = width_rows(obs.shape[-1])
+            assert used <= k < 96  # (the sample's first observation of a game that had ended
+            # counts too, though it is in no chunk of the sample)
+            flags = split_rows(obs[:-1], k)[2]
+            assert (flags[np.arange(len(e)), e.get_actions(slice(0, len(e)))] == 1).all()
+            logits = e.get_extra_model_outputs(Columns.ACTION_DIST_INPUTS, slice(0, len(e)))
+            assert logits.shape == (len(e), k)
+    assert ends == [0, 16, 16, 0, 16]  # 12 steps each
+    ours.stop()
+    theirs.stop()
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_training_with_the_array_runner_gives_rllib_s_weights_bit_for_bit() -> None:
+    import ray
+
+    weights = {}
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    try:
+        for runner in ("arrays", "rllib"):
+            algo = ppo_config(RLlibSettings(suits=1, env_runner=runner, **TINY)).build_algo()
+            for _ in range(3):
+                algo.train()
+            weights[runner] = {k: v.clone() for k, v in algo.get_module().state_dict().items()}
+            algo.stop()
+    finally:
+        ray.shutdown()
+    assert weights["arrays"].keys() == weights["rllib"].keys()
+    for key, value in weights["arrays"].items():
+        assert torch.equal(value, weights["rllib"][key]), key
+
+
+def test_the_array_runner_counts_as_rllib_s_runner_does() -> None:
+    ours, theirs = runner_of(ArrayEnvRunner), runner_of(SingleAgentEnvRunner)
+    for _ in range(4):
+        ours.sample(), theirs.sample()
+    a, b = ours.get_metrics(), theirs.get_metrics()
+    for key in ("num_env_steps_sampled_lifetime", "num_episodes_lifetime", "episode_len_mean"):
+        assert a[key] == b[key], key
+    assert a["episode_len_mean"] == 12
+    ours.stop()
+    theirs.stop()
+
+
+def test_the_array_runner_leaves_episode_sampling_to_rllib_and_starts_afresh_after() -> None:
+    runner = runner_of(ArrayEnvRunner, max_steps=6)
+    runner.sample()
+    done = runner.sample(num_episodes=3)  # RLlib's own loop: whole episodes
+    assert len(done) >= 3 and all(e.is_done and e.t_started == 0 for e in done)
+    assert all(width_rows(e.get_observations(0).shape[-1]) == 96 for e in done)  # not cut
+    again = runner.sample()
+    assert all(e.t_started == 0 for e in again)  # every game started afresh
+    runner.stop()
+
+
+def test_the_array_runner_leaves_a_config_it_cannot_follow_to_rllib() -> None:
+    runner = runner_of(ArrayEnvRunner)
+    runner.config.callbacks_on_episode_step = lambda **kw: None
+    assert runner.array_sampling() == "episode callbacks"
+    assert all(width_rows(e.get_observations(0).shape[-1]) == 96 for e in runner.sample())
+    runner.stop()
+    assert env_runner_class(RLlibSettings(env_runner="rllib")) is SingleAgentEnvRunner
+    assert env_runner_class(RLlibSettings(obs_mode="actions")) is SingleAgentEnvRunner
+    assert env_runner_class(RLlibSettings()) is ArrayEnvRunner
+
+
+def test_even_rows_gives_every_episode_the_most_rows_any_uses() -> None:
+    ours, theirs = runner_of(ArrayEnvRunner), runner_of(SingleAgentEnvRunner)
+    episodes = ours.sample() + theirs.sample()
+    before = [e.get_observations(slice(0, len(e) + 1)) for e in episodes]
+    most = max(rows_used(o) for o in before)
+    assert {width_rows(o.shape[-1]) for o in before} >= {96}  # RLlib's runner: every row
+    EvenRows(theirs.env.single_observation_space)(rl_module=None, batch={}, episodes=episodes)
+    for e, old in zip(episodes, before, strict=True):
+        obs = e.get_observations(slice(0, len(e) + 1))
+        assert obs.shape[-1] == rows_width(most)
+        np.testing.assert_array_equal(resize_rows(obs, 96), resize_rows(old, 96))
+        assert e.observation_space.shape == (rows_width(most),)
+        logits = e.get_extra_model_outputs(Columns.ACTION_DIST_INPUTS, slice(0, len(e)))
+        assert logits.shape == (len(e), most)
+    ours.stop()
+    theirs.stop()
+
+
 # --- settings -----------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("kwargs", "field"),
@@ -333,6 +525,7 @@ def test_exporting_a_module_of_the_other_observation_is_refused(tmp_path: Path) 
         ({"variant": "nope"}, "variant"),
         ({"gamma": 0.0}, "gamma"),
         ({"hidden": 0}, "hidden"),
+        ({"env_runner": "fast"}, "env_runner"),
     ],
 )
 def test_bad_settings_are_refused_naming_the_setting(kwargs: dict[str, Any], field: str) -> None:

@@ -26,11 +26,16 @@ Three pieces, and :func:`train` that puts them together:
   seed ``s`` seeds its game ``i`` with ``s * num_envs + i`` (RLlib gives runner ``w`` the seed
   ``seed + w``), so no two games of a run share a seed. The env raises on an illegal action
   (``illegal_action="raise"``): a run that finishes took none.
+* **the env runners** (:mod:`.rllib_runner`, ``env_runner``): over rows,
+  :class:`~.rllib_runner.ArrayEnvRunner` samples each step of all games in arrays and returns
+  the episode chunks RLlib's own runner would, their observations cut to the rows used
+  (:func:`resize_rows`); ``env_runner="rllib"`` keeps RLlib's ``SingleAgentEnvRunner``;
 * **the policy** (:mod:`.rllib_modules`): RLModules that mask the logits with the observation's
   mask or row flags; the action-set network (``"rows"``, ``"actions"``) or two MLPs
   (``"flat"``).
 * **the config** (:func:`ppo_config`): RLlib's ``PPOConfig`` from :class:`RLlibSettings`
-  (env runners, envs per runner, learners, PPO's settings).
+  (env runners, envs per runner, learners, PPO's settings; over rows, the learner connector
+  piece :class:`~.rllib_runner.EvenRows`).
 
 :func:`train` connects to Ray (``ray="local"`` starts a private instance, an address joins a
 cluster), trains, saves RLlib's checkpoint (``checkpoint/``) and exports the policy as a model
@@ -84,6 +89,9 @@ RAY_ENV = "spider-env"  # the env's name in Ray's registry (config.environment(R
 ROWS_MODE = "rows"  # RLlib's action: a row of the per-action observation (RLlibVectorEnv)
 OBS_MODES = (ROWS_MODE, ACTIONS_MODE, "flat")
 DEFAULT_OBS_MODE = ROWS_MODE
+#: How env runners sample (``RLlibSettings.env_runner``): spider-env's ``ArrayEnvRunner``
+#: (:mod:`.rllib_runner`, obs_mode rows) or RLlib's ``SingleAgentEnvRunner``.
+ENV_RUNNERS = ("arrays", "rllib")
 FLAT_KEY = "observations"  # the flat observation's key beside "action_mask"
 INSTALL_HINT = "pip install 'spider-env[rllib]'"
 #: The keys of the env's config (``config.environment(RAY_ENV, env_config=...)``).
@@ -132,6 +140,10 @@ class RLlibSettings:
     """games each env runner steps together (one SpiderVectorEnv)"""
     num_learners: int = 0
     """Ray actors that update the network (0: the driver does)"""
+    env_runner: str = field(default="arrays", metadata={"choices": ENV_RUNNERS})
+    """how env runners sample (obs_mode rows): arrays (spider-env's ArrayEnvRunner: each step
+    of all games in arrays, the episodes cut from them at the end) or rllib (RLlib's
+    SingleAgentEnvRunner: every game's episode built step by step)"""
     n_steps: int = 32
     """steps per game between updates (RLlib's rollout_fragment_length)"""
     timesteps: int = 200_000
@@ -290,6 +302,42 @@ def rows_width(action_rows: int) -> int:
     return action_rows * (N_ACTION_FEATURES + 1) + N_GLOBAL_FEATURES
 
 
+def width_rows(width: int) -> int:
+    """The rows of an ``obs_mode="rows"`` observation of ``width`` values (the inverse of
+    :func:`rows_width`); a ``ValueError`` if no number of rows gives ``width``."""
+    k, extra = divmod(int(width) - N_GLOBAL_FEATURES, N_ACTION_FEATURES + 1)
+    if extra or k < 1:
+        raise ValueError(f"{width} values are not an observation of obs_mode='rows'")
+    return k
+
+
+def rows_used(obs: np.ndarray) -> int:
+    """The most rows with an action in any of the ``obs_mode="rows"`` observations ``obs``
+    ``(..., L)`` (0 if none has an action)."""
+    flags = obs[..., obs.shape[-1] - width_rows(obs.shape[-1]) :]
+    return int(flags.sum(axis=-1).max(initial=0))
+
+
+def resize_rows(obs: np.ndarray, rows: int, out: np.ndarray | None = None) -> np.ndarray:
+    """``obs_mode="rows"`` observations ``obs`` ``(..., L)`` with ``rows`` rows each (into
+    ``out`` if given): their first ``rows`` rows, and rows without an action (zero features,
+    flag 0) past their own. Fewer rows than ``obs`` uses would drop actions: a
+    ``ValueError``."""
+    k, f, g = width_rows(obs.shape[-1]), N_ACTION_FEATURES, N_GLOBAL_FEATURES
+    if rows < rows_used(obs):
+        raise ValueError(f"observations using {rows_used(obs)} rows cannot be cut to {rows}")
+    shape = (*obs.shape[:-1], rows_width(rows))
+    if out is None:
+        out = np.zeros(shape, obs.dtype) if rows > k else np.empty(shape, obs.dtype)
+    elif out.shape != shape:
+        raise ValueError(f"out has shape {out.shape}, not {shape}")
+    m = min(k, rows)
+    out[..., : m * f] = obs[..., : m * f]
+    out[..., rows * f : rows * f + g] = obs[..., k * f : k * f + g]
+    out[..., rows * f + g : rows * f + g + m] = obs[..., k * f + g : k * f + g + m]
+    return out
+
+
 class RLlibVectorEnv(VectorWrapper):
     """The env of one env runner, made from its env config (:func:`spider_vector_env`): a
     ``SpiderVectorEnv`` in one of three layouts (``obs_mode``, see the module docstring), and
@@ -427,10 +475,29 @@ def module_spec(s: RLlibSettings) -> Any:
     return RLModuleSpec(module_class=cls, model_config={"hidden": s.hidden})
 
 
+def env_runner_class(s: RLlibSettings) -> Any:
+    """The env runners' class: :class:`~.rllib_runner.ArrayEnvRunner` with
+    ``env_runner="arrays"`` and ``obs_mode="rows"``, else RLlib's ``SingleAgentEnvRunner``."""
+    if s.env_runner == "arrays" and s.obs_mode == ROWS_MODE:
+        from .rllib_runner import ArrayEnvRunner
+
+        return ArrayEnvRunner
+    from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+
+    return SingleAgentEnvRunner
+
+
+def _even_rows(observation_space: Any, action_space: Any) -> Any:
+    """The learner connector piece of ``obs_mode="rows"`` (:class:`~.rllib_runner.EvenRows`)."""
+    from .rllib_runner import EvenRows
+
+    return EvenRows(observation_space, action_space)
+
+
 def ppo_config(s: RLlibSettings) -> Any:
     """RLlib's ``PPOConfig`` for ``s``: the env (:class:`RLlibVectorEnv`, built by every env runner
-    through the vector entry point), the masked module, PPO's settings as the batched PPO names
-    them (:mod:`.ppo`)."""
+    through the vector entry point) and the env runners (:func:`env_runner_class`), the masked
+    module, PPO's settings as the batched PPO names them (:mod:`.ppo`)."""
     from ray.rllib.algorithms.ppo import PPOConfig
 
     return (
@@ -439,6 +506,7 @@ def ppo_config(s: RLlibSettings) -> Any:
         # discrete actions: nothing to unsquash or clip (RLlib would deep-copy every action)
         .environment(RLlibVectorEnv, env_config=s.env_config(), normalize_actions=False)
         .env_runners(
+            env_runner_cls=env_runner_class(s),
             num_env_runners=s.num_env_runners,
             num_envs_per_env_runner=s.num_envs_per_env_runner,
             gym_env_vectorize_mode="vector_entry_point",
@@ -461,6 +529,7 @@ def ppo_config(s: RLlibSettings) -> Any:
             minibatch_size=max(1, s.batch_per_learner // s.minibatches),
         )
         .rl_module(rl_module_spec=module_spec(s))
+        .learners(learner_connector=_even_rows if s.obs_mode == ROWS_MODE else None)
         .debugging(seed=s.seed)
     )
 
@@ -623,21 +692,26 @@ def restore_module(checkpoint: str | Path) -> Any:
 __all__ = [
     "DEFAULT_OBS_MODE",
     "ENV_CONFIG_KEYS",
+    "ENV_RUNNERS",
     "OBS_MODES",
     "RAY_ENV",
     "ROWS_MODE",
     "RLlibSettings",
     "RLlibVectorEnv",
     "check_cpus",
+    "env_runner_class",
     "export_model",
     "gymnasium_obs_mode",
     "module_spec",
     "ppo_config",
     "ray_address",
     "register_env",
+    "resize_rows",
     "restore_module",
+    "rows_used",
     "rows_width",
     "spider_vector_env",
     "split_rows",
     "train",
+    "width_rows",
 ]

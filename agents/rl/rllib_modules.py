@@ -139,9 +139,12 @@ class ActionRowsRLModule(_MaskedPPOModule):
         self._rows = k
 
     def _masked_logits_latent(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
-        from .rllib import split_rows
+        from .rllib import split_rows, width_rows
 
-        feats, glob, flags = split_rows(obs, self._rows)
+        k = width_rows(obs.shape[-1])  # fewer rows than the space's in training: ArrayEnvRunner
+        if k > self._rows:
+            raise ValueError(f"an observation of {k} rows for a module of {self._rows}")
+        feats, glob, flags = split_rows(obs, k)
         valid = flags > 0.5
         scores, _, latent = self.features_extractor.row_scores(feats, valid, glob, packed=True)
         return scores.masked_fill(~valid, FLOAT_MIN), latent

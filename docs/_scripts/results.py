@@ -524,6 +524,8 @@ def speed_lines(files: Files) -> list[str]:
         flags = " ".join(f"--{key.replace('_', '-')} {settings[key]}" for key in keys)
         if "obs_modes" in settings:
             flags += f" --obs-modes {settings['obs_modes']}"
+        if "env_runner" in settings:
+            flags += f" --env-runner {settings['env_runner']}"
         cartpole = float(data["cartpole_steps_per_cpu_s"])
         out += [
             "",

@@ -1,0 +1,361 @@
+"""An RLlib env runner that samples spider-env's row layout from arrays (the ``rllib`` extra).
+
+RLlib's ``SingleAgentEnvRunner`` keeps an episode object per game and, at every step, adds each
+game's observation, action, reward and model outputs to it one by one, running its connectors
+on per-game items: per step, Python work for every game of the batched env. With 256 games a
+runner that does so spends more CPU on this bookkeeping than on the env and the policy.
+
+:class:`ArrayEnvRunner` samples the same way, a step of all games at a time, but keeps each
+step's observations, actions, rewards, flags and model outputs in arrays: one forward pass of
+the RLModule per step, one draw from its action distribution (RLlib's, drawn as RLlib's
+runner draws it: from the same seed, the same rows), one step of the env. Only
+at the end of a sample does it cut the arrays into the episode chunks RLlib's learner reads
+(``SingleAgentEpisode`` objects whose data are slices of the arrays, with the same columns,
+ids, lengths and flags as RLlib's runner would return), and it logs the same metrics.
+
+It applies to the env :class:`~.rllib.RLlibVectorEnv` with ``obs_mode="rows"`` sampling
+``num_timesteps`` with exploration (PPO's sampling). Anything else (RLlib's episode sampling,
+random actions, inference, another env or layout, custom env-to-module or module-to-env
+connectors, episode callbacks, a stateful module, restarting failed envs) goes to RLlib's own
+``_sample``, unchanged; a switch between the two starts the games afresh.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.connectors.connector_v2 import ConnectorV2
+from ray.rllib.core.columns import Columns
+from ray.rllib.env.env_runner import NUM_ENV_STEP_FAILURES_LIFETIME
+from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+from ray.rllib.env.single_agent_episode import _REWARDS_BOX_SPACE, SingleAgentEpisode
+from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
+from ray.rllib.utils.metrics import ENV_STEP_TIMER, RLMODULE_INFERENCE_TIMER, WEIGHTS_SEQ_NO
+from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+from spider_env.observation.spaces import N_ACTION_FEATURES, N_GLOBAL_FEATURES
+
+from .rllib import ROWS_MODE, RLlibVectorEnv, resize_rows, rows_used, rows_width, width_rows
+
+#: Torch threads of the policy's forward passes while sampling (the process's count is back
+#: after): a pass over one step of a few hundred games gains nothing from a second thread, whose
+#: waiting costs CPU.
+SAMPLING_THREADS = 1
+#: The episode callbacks a runner makes; any of them set sends sampling to RLlib's own loop.
+EPISODE_CALLBACKS = (
+    "callbacks_on_episode_created",
+    "callbacks_on_episode_start",
+    "callbacks_on_episode_step",
+    "callbacks_on_episode_end",
+)
+
+
+def rows_env(env: Any) -> RLlibVectorEnv | None:
+    """The :class:`~.rllib.RLlibVectorEnv` of ``obs_mode="rows"`` inside RLlib's wrappers of
+    ``env``, or ``None``."""
+    while env is not None:
+        if isinstance(env, RLlibVectorEnv):
+            return env if env.obs_mode == ROWS_MODE else None
+        env = getattr(env, "env", None)
+    return None
+
+
+def rows_space(space: spaces.Box, rows: int) -> spaces.Box:
+    """The space of ``obs_mode="rows"`` observations of ``space`` cut to ``rows`` rows."""
+    k, f, g = width_rows(space.shape[0]), N_ACTION_FEATURES, N_GLOBAL_FEATURES
+    cols = np.r_[0 : rows * f, k * f : k * f + g, k * f + g : k * f + g + rows]
+    return spaces.Box(space.low[cols], space.high[cols], dtype=space.dtype)
+
+
+class EvenRows(ConnectorV2):
+    """A learner connector piece for ``obs_mode="rows"``: every episode's observations (and
+    logits) cut, or padded, to the most rows with an action in any of them, before RLlib
+    batches them. Episodes of :class:`ArrayEnvRunner` come cut to the rows of their sample
+    (those of two runners may differ); those of RLlib's own runner with every row. Built
+    with the env's observation space (``input_observation_space``), it gives the episodes it
+    changes that space cut to their rows."""
+
+    def __call__(
+        self,
+        *,
+        rl_module: Any,
+        batch: dict[str, Any],
+        episodes: list[Any],
+        explore: bool | None = None,
+        shared_data: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        if not episodes:
+            return batch
+        rows = max(1, max(rows_used(e.observations.data) for e in episodes))
+        full = self.input_observation_space  # the env's, every row
+        space = rows_space(full, rows) if isinstance(full, spaces.Box) else None
+        for e in episodes:
+            obs = e.observations.data
+            if width_rows(obs.shape[-1]) == rows:
+                continue
+            e.observations.data = resize_rows(obs, rows)
+            e.observation_space = space
+            z = e.extra_model_outputs.get(Columns.ACTION_DIST_INPUTS)
+            if z is not None:
+                k = z.data.shape[-1]
+                if k > rows:
+                    z.data = np.ascontiguousarray(z.data[..., :rows])
+                else:
+                    pad = np.full((*z.data.shape[:-1], rows - k), FLOAT_MIN, z.data.dtype)
+                    z.data = np.concatenate([z.data, pad], axis=-1)
+        return batch
+
+
+def _buffer(data: np.ndarray, space: Any = None) -> InfiniteLookbackBuffer:
+    """An episode's column holding ``data`` (an array: RLlib's numpy'd form), no lookback."""
+    return InfiniteLookbackBuffer(data=data, lookback=0, space=space)
+
+
+class _Games:
+    """Where each game of the runner stands between two samples: its last observation; the
+    id of its ongoing episode, the steps and the return it has had and when it started (for
+    RLlib's episode metrics); and whether it ended on the last step (the env then resets it on
+    the next: next-step autoreset)."""
+
+    def __init__(self, obs: np.ndarray) -> None:
+        n = len(obs)
+        self.obs = obs
+        self.ids = [uuid.uuid4().hex for _ in range(n)]
+        self.t = np.zeros(n, np.int64)
+        self.ret = np.zeros(n, np.float64)
+        self.start = np.full(n, time.perf_counter())
+        self.ended = np.zeros(n, bool)
+
+    def new_episode(self, i: int) -> None:
+        self.ids[i], self.t[i], self.ret[i] = uuid.uuid4().hex, 0, 0.0
+        self.start[i] = time.perf_counter()
+
+
+class _Steps:
+    """The arrays of one sample, a row per step (``cap`` steps, grown when resets need more):
+    the rows drawn, their log-probabilities and the logits, rewards, flags, and which games'
+    steps count (not a reset); and each step's observations as the env gave them (one more:
+    the last step's), with the most rows any of them uses."""
+
+    def __init__(self, cap: int, n: int, rows: int, obs: np.ndarray) -> None:
+        self.actions = np.empty((cap, n), np.int64)
+        self.logp = np.empty((cap, n), np.float32)
+        self.logits = np.empty((cap, n, rows), np.float32)
+        self.rewards = np.empty((cap, n), np.float32)
+        self.terminated = np.empty((cap, n), bool)
+        self.truncated = np.empty((cap, n), bool)
+        self.counted = np.empty((cap, n), bool)
+        self.obs = [obs]
+        self.used = rows_used(obs)
+
+    @property
+    def cap(self) -> int:
+        return len(self.actions)
+
+    def grow(self) -> None:
+        """Room for as many steps again."""
+        for name, a in vars(self).items():
+            if isinstance(a, np.ndarray):
+                extra = np.empty((self.cap, *a.shape[1:]), a.dtype)
+                setattr(self, name, np.concatenate([a, extra]))
+
+    def observations(self) -> np.ndarray:
+        """Every step's observations ``(steps + 1, N, L)``, cut to the rows used (at least
+        one): the padding rows no decision of the sample has are neither stored, nor sent,
+        nor batched, nor shuffled by RLlib."""
+        rows = max(1, self.used)
+        first = self.obs[0]
+        out = np.empty((len(self.obs), *first.shape[:-1], rows_width(rows)), first.dtype)
+        for s, o in enumerate(self.obs):
+            resize_rows(o, rows, out=out[s])
+        return out
+
+
+class ArrayEnvRunner(SingleAgentEnvRunner):
+    """RLlib's single-agent env runner, sampling PPO's steps from arrays (module docstring)."""
+
+    def __init__(self, *, config: Any, **kwargs: Any) -> None:
+        self._games: _Games | None = None
+        super().__init__(config=config, **kwargs)
+
+    def array_sampling(self) -> str | None:
+        """``None`` if :meth:`_sample` can sample from arrays, else why not (the settings; the
+        call's own arguments are checked in :meth:`_sample`)."""
+        c = self.config
+        if rows_env(self.env) is None:
+            return "the env is not spider-env's RLlib env with obs_mode='rows'"
+        if c._env_to_module_connector is not None or c._module_to_env_connector is not None:
+            return "custom env-to-module or module-to-env connectors"
+        if not (c.add_default_connectors_to_env_to_module_pipeline
+                and c.add_default_connectors_to_module_to_env_pipeline):  # fmt: skip
+            return "RLlib's default connectors are off"
+        if c.callbacks_class is not RLlibCallback or any(getattr(c, k) for k in EPISODE_CALLBACKS):
+            return "episode callbacks"
+        if c.restart_failed_sub_environments:
+            return "restart_failed_sub_environments"
+        if self.module is None or self.module.is_stateful():
+            return "no RLModule, or a stateful one"
+        return None
+
+    def _sample(
+        self,
+        *,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        explore: bool,
+        random_actions: bool = False,
+        force_reset: bool = False,
+    ) -> list[SingleAgentEpisode]:
+        if num_timesteps is None or not explore or random_actions or self.array_sampling():
+            fresh = self._games is not None  # RLlib's own episodes are stale after arrays
+            self._games = None  # and the next array sample starts afresh
+            return super()._sample(
+                num_timesteps=num_timesteps,
+                num_episodes=num_episodes,
+                explore=explore,
+                random_actions=random_actions,
+                force_reset=force_reset or fresh,
+            )
+        return self._sample_arrays(num_timesteps, force_reset)
+
+    # --- sampling from arrays -------------------------------------------------------------------
+    def _sample_arrays(self, num_timesteps: int, force_reset: bool) -> list[SingleAgentEpisode]:
+        env = rows_env(self.env)
+        assert env is not None and self.module is not None
+        if force_reset or self._games is None or self._needs_initial_reset:
+            # seeded on the first reset only, as RLlib's runner does
+            obs0, _ = self._try_env_reset(seed=self._seed if self._needs_initial_reset else None)
+            self._needs_initial_reset = False
+            self._games = _Games(obs0)
+        g = self._games
+        n = self.num_envs
+        runners = self.config.num_env_runners or 1
+        x = _Steps(-(-num_timesteps // n) + 1, n, env.action_rows, g.obs)
+        ended_before = g.ended.copy()
+        threads = torch.get_num_threads()
+        torch.set_num_threads(SAMPLING_THREADS)
+        try:
+            s, ts = self._steps(env, g, x, num_timesteps, runners)
+        finally:
+            torch.set_num_threads(threads)
+        g.obs = x.obs[s]
+        episodes = self._cut(x, s, ended_before)
+        self._log_env_steps(metric=self._metrics_num_env_steps_sampled, num_steps=ts)
+        self._increase_sampled_metrics(ts, sum(e.is_done for e in episodes))
+        return episodes
+
+    def _steps(
+        self, env: RLlibVectorEnv, g: _Games, x: _Steps, num_timesteps: int, runners: int
+    ) -> tuple[int, int]:
+        """Steps every game until ``num_timesteps`` steps count, into ``x``; returns the steps
+        taken and the steps that count."""
+        module = self.module
+        assert module is not None
+        dist_cls = module.get_exploration_action_dist_cls()
+        ts = s = 0
+        lifetime = self.num_env_steps_sampled_lifetime // runners
+        while ts < num_timesteps:
+            if s == x.cap:
+                x.grow()
+            with self.metrics.log_time(RLMODULE_INFERENCE_TIMER):
+                out = module.forward_exploration(
+                    {Columns.OBS: torch.from_numpy(x.obs[s])}, t=(lifetime + ts) * runners
+                )
+                z = out[Columns.ACTION_DIST_INPUTS]
+                dist = dist_cls.from_logits(z)  # RLlib's draw: the same rows from the same seed
+                a = torch.as_tensor(dist.sample())
+                x.logp[s] = torch.as_tensor(dist.logp(a)).numpy()
+            x.actions[s] = a.numpy()
+            x.logits[s] = z.numpy()
+            try:
+                with self.metrics.log_time(ENV_STEP_TIMER):
+                    o, r, te, tr, _ = env.step(x.actions[s])  # o: a new array each step
+            except Exception as e:  # as RLlib's runner reports it
+                self.metrics.log_value(NUM_ENV_STEP_FAILURES_LIFETIME, 1, reduce="lifetime_sum")
+                raise RuntimeError(f"{type(self).__name__}: the env's step failed: {e}") from e
+            x.obs.append(o)
+            x.used = max(x.used, rows_used(o))
+            x.rewards[s], x.terminated[s], x.truncated[s] = r, te, tr
+            np.logical_not(g.ended, out=x.counted[s])  # an ended game's step is its reset
+            ts += int(x.counted[s].sum())
+            np.logical_or(te, tr, out=g.ended)
+            s += 1
+        return s, ts
+
+    def _cut(self, x: _Steps, steps: int, ended_before: np.ndarray) -> list[SingleAgentEpisode]:
+        """The episode chunks of the first ``steps`` steps of ``x`` in RLlib's order (the done
+        ones as they ended, then the ongoing ones game by game); logs each done episode's
+        metrics and moves each game's episode on."""
+        g = self._games
+        assert g is not None
+        seq = self._weights_seq_no
+        obs = x.observations()
+        rows = width_rows(obs.shape[-1])
+        logits = x.logits[:steps, :, :rows]  # the rows cut: FLOAT_MIN in every decision
+        assert self.env is not None
+        full = self.env.single_observation_space
+        assert isinstance(full, spaces.Box)
+        obs_space = rows_space(full, rows)
+        act_space = self.env.single_action_space
+        ends = (x.terminated[:steps] | x.truncated[:steps]) & x.counted[:steps]
+        done_eps: list[tuple[int, int, SingleAgentEpisode]] = []  # (step it ended, game, it)
+        ongoing: list[SingleAgentEpisode] = []
+
+        def chunk(i: int, a: int, b: int, done: bool) -> SingleAgentEpisode:
+            # steps a .. b - 1 of game i, observations a .. b
+            term = done and bool(x.terminated[b - 1, i])
+            eps = SingleAgentEpisode(
+                id_=g.ids[i],
+                observations=_buffer(obs[a : b + 1, i]),
+                observation_space=obs_space,
+                infos=[{} for _ in range(a, b + 1)],
+                actions=_buffer(x.actions[a:b, i]),
+                action_space=act_space,
+                rewards=_buffer(x.rewards[a:b, i], _REWARDS_BOX_SPACE),
+                terminated=term,
+                truncated=done and not term,
+                extra_model_outputs={
+                    Columns.ACTION_DIST_INPUTS: _buffer(logits[a:b, i]),
+                    Columns.ACTION_LOGP: _buffer(x.logp[a:b, i]),
+                    WEIGHTS_SEQ_NO: _buffer(np.full(b - a, seq)),
+                },
+                t_started=int(g.t[i]),
+                len_lookback_buffer=0,
+            )
+            g.t[i] += b - a
+            g.ret[i] += float(x.rewards[a:b, i].sum(dtype=np.float64))
+            return eps
+
+        for i in range(self.num_envs):
+            a = 0
+            if ended_before[i]:  # step 0 reset it: a new episode from observation 1
+                g.new_episode(i)
+                a = 1
+            for d in np.flatnonzero(ends[:, i]).tolist():
+                done_eps.append((d, i, chunk(i, a, d + 1, True)))
+                self._log_episode_metrics(
+                    int(g.t[i]), float(g.ret[i]), time.perf_counter() - g.start[i]
+                )
+                g.new_episode(i)  # step d + 1 resets it
+                a = d + 2
+            if a < steps:
+                ongoing.append(chunk(i, a, steps, False))
+        done_eps.sort(key=lambda e: e[:2])  # in the order they ended, as RLlib returns them
+        return [e for _, _, e in done_eps] + ongoing
+
+
+__all__ = [
+    "EPISODE_CALLBACKS",
+    "SAMPLING_THREADS",
+    "ArrayEnvRunner",
+    "EvenRows",
+    "rows_env",
+    "rows_space",
+]
