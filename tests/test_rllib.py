@@ -344,6 +344,8 @@ def test_rows_can_be_cut_to_those_used_and_padded_back_without_losing_a_value() 
     np.testing.assert_array_equal(flags, full_flags[:, :k])
     assert not full_feats[:, k:].any() and not full_flags[:, k:].any()  # only padding was cut
     np.testing.assert_array_equal(resize_rows(cut, 96), obs)  # padded back: the same values
+    into = np.full((5, rows_width(96)), np.nan, np.float32)  # padded into an array given
+    np.testing.assert_array_equal(resize_rows(cut, 96, out=into), obs)
     with pytest.raises(ValueError, match=f"using {k} rows cannot be cut to {k - 1}"):
         resize_rows(obs, k - 1)
     with pytest.raises(ValueError, match="not an observation of obs_mode='rows'"):

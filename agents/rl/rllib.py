@@ -328,13 +328,16 @@ def resize_rows(obs: np.ndarray, rows: int, out: np.ndarray | None = None) -> np
         raise ValueError(f"observations using {rows_used(obs)} rows cannot be cut to {rows}")
     shape = (*obs.shape[:-1], rows_width(rows))
     if out is None:
-        out = np.zeros(shape, obs.dtype) if rows > k else np.empty(shape, obs.dtype)
+        out = np.empty(shape, obs.dtype)
     elif out.shape != shape:
         raise ValueError(f"out has shape {out.shape}, not {shape}")
     m = min(k, rows)
     out[..., : m * f] = obs[..., : m * f]
     out[..., rows * f : rows * f + g] = obs[..., k * f : k * f + g]
     out[..., rows * f + g : rows * f + g + m] = obs[..., k * f + g : k * f + g + m]
+    if rows > k:  # the rows past obs's: no action
+        out[..., m * f : rows * f] = 0
+        out[..., rows * f + g + m :] = 0
     return out
 
 
