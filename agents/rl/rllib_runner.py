@@ -11,7 +11,8 @@ the RLModule per step, one draw from its action distribution (RLlib's, drawn as 
 runner draws it: from the same seed, the same rows), one step of the env. Only
 at the end of a sample does it cut the arrays into the episode chunks RLlib's learner reads
 (``SingleAgentEpisode`` objects whose data are slices of the arrays, with the same columns,
-ids, lengths and flags as RLlib's runner would return), and it logs the same metrics.
+ids, lengths and flags as RLlib's runner would return, in its order; their infos are empty
+dicts, which PPO's learner does not read), and it logs the same metrics.
 
 It applies to the env :class:`~.rllib.RLlibVectorEnv` with ``obs_mode="rows"`` sampling
 ``num_timesteps`` with exploration (PPO's sampling). Anything else (RLlib's episode sampling,
