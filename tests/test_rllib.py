@@ -442,6 +442,29 @@ def test_the_array_runner_samples_the_episodes_rllib_s_runner_samples() -> None:
 
 
 @pytest.mark.usefixtures("one_thread")
+def test_the_array_runner_takes_the_steps_resets_need_as_rllib_s_runner_does() -> None:
+    # one step a game: every other step of a game is its reset, which does not count, so a
+    # sample takes about twice the steps planned (the runner's arrays grow)
+    ours, theirs = (
+        runner_of(ArrayEnvRunner, max_steps=1),
+        runner_of(SingleAgentEnvRunner, max_steps=1),
+    )
+    theirs.module.load_state_dict(ours.module.state_dict())
+    for i in range(3):
+        torch.manual_seed(i)
+        a = ours.sample()
+        torch.manual_seed(i)
+        b = theirs.sample()
+        assert sum(len(e) for e in a) == sum(len(e) for e in b) >= 16 * 8
+        assert all(len(e) == 1 and e.is_truncated for e in a)
+        for x, y in zip(in_common_order(a), in_common_order(b), strict=True):
+            for key in x:
+                np.testing.assert_array_equal(x[key], y[key], err_msg=key)
+    ours.stop()
+    theirs.stop()
+
+
+@pytest.mark.usefixtures("one_thread")
 def test_training_with_the_array_runner_gives_rllib_s_weights_bit_for_bit() -> None:
     import ray
 

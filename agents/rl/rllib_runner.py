@@ -162,10 +162,10 @@ class _Steps:
 
     def grow(self) -> None:
         """Room for as many steps again."""
-        for name, a in vars(self).items():
+        more = self.cap
+        for name, a in list(vars(self).items()):
             if isinstance(a, np.ndarray):
-                extra = np.empty((self.cap, *a.shape[1:]), a.dtype)
-                setattr(self, name, np.concatenate([a, extra]))
+                setattr(self, name, np.concatenate([a, np.empty((more, *a.shape[1:]), a.dtype)]))
 
     def observations(self) -> np.ndarray:
         """Every step's observations ``(steps + 1, N, L)``, cut to the rows used (at least
