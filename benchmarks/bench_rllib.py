@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_training import bench_batched
 from reference import cartpole_steps_per_second
-from spider_env.agents.rl.rllib import ENV_RUNNERS, OBS_MODES
+from spider_env.agents.rl.rllib import DEFAULT_ENV_RUNNER, ENV_RUNNERS, OBS_MODES
 from spider_env.agents.rl.settings import ArgumentParser
 
 from spider_env.observation.actions import DEFAULT_ACTION_ROWS
@@ -133,7 +133,7 @@ def main() -> None:
     )
     p.add_argument(
         "--env-runner",
-        default="arrays",
+        default=DEFAULT_ENV_RUNNER,
         choices=ENV_RUNNERS,
         help="how RLlib's env runners sample obs_mode rows: arrays (spider-env's ArrayEnvRunner) "
         "or rllib (RLlib's SingleAgentEnvRunner)",

@@ -36,6 +36,7 @@ from spider_env.agents.rl.rllib import (
     ppo_config,
     resize_rows,
     restore_module,
+    rows_space,
     rows_used,
     rows_width,
     split_rows,
@@ -344,6 +345,7 @@ def test_rows_can_be_cut_to_those_used_and_padded_back_without_losing_a_value() 
     np.testing.assert_array_equal(flags, full_flags[:, :k])
     assert not full_feats[:, k:].any() and not full_flags[:, k:].any()  # only padding was cut
     np.testing.assert_array_equal(resize_rows(cut, 96), obs)  # padded back: the same values
+    assert rows_space(env.single_observation_space, k).contains(cut[0])
     into = np.full((5, rows_width(96)), np.nan, np.float32)  # padded into an array given
     np.testing.assert_array_equal(resize_rows(cut, 96, out=into), obs)
     with pytest.raises(ValueError, match=f"using {k} rows cannot be cut to {k - 1}"):

@@ -92,6 +92,7 @@ DEFAULT_OBS_MODE = ROWS_MODE
 #: How env runners sample (``RLlibSettings.env_runner``): spider-env's ``ArrayEnvRunner``
 #: (:mod:`.rllib_runner`, obs_mode rows) or RLlib's ``SingleAgentEnvRunner``.
 ENV_RUNNERS = ("arrays", "rllib")
+DEFAULT_ENV_RUNNER = "arrays"
 FLAT_KEY = "observations"  # the flat observation's key beside "action_mask"
 INSTALL_HINT = "pip install 'spider-env[rllib]'"
 #: The keys of the env's config (``config.environment(RAY_ENV, env_config=...)``).
@@ -140,7 +141,7 @@ class RLlibSettings:
     """games each env runner steps together (one SpiderVectorEnv)"""
     num_learners: int = 0
     """Ray actors that update the network (0: the driver does)"""
-    env_runner: str = field(default="arrays", metadata={"choices": ENV_RUNNERS})
+    env_runner: str = field(default=DEFAULT_ENV_RUNNER, metadata={"choices": ENV_RUNNERS})
     """how env runners sample (obs_mode rows): arrays (spider-env's ArrayEnvRunner: each step
     of all games in arrays, the episodes cut from them at the end) or rllib (RLlib's
     SingleAgentEnvRunner: every game's episode built step by step)"""
@@ -318,19 +319,36 @@ def rows_used(obs: np.ndarray) -> int:
     return int(flags.sum(axis=-1).max(initial=0))
 
 
-def resize_rows(obs: np.ndarray, rows: int, out: np.ndarray | None = None) -> np.ndarray:
+def resize_rows(
+    obs: np.ndarray, rows: int, out: np.ndarray | None = None, used: int | None = None
+) -> np.ndarray:
     """``obs_mode="rows"`` observations ``obs`` ``(..., L)`` with ``rows`` rows each (into
     ``out`` if given): their first ``rows`` rows, and rows without an action (zero features,
-    flag 0) past their own. Fewer rows than ``obs`` uses would drop actions: a
-    ``ValueError``."""
-    k, f, g = width_rows(obs.shape[-1]), N_ACTION_FEATURES, N_GLOBAL_FEATURES
-    if rows < rows_used(obs):
-        raise ValueError(f"observations using {rows_used(obs)} rows cannot be cut to {rows}")
+    flag 0) past their own. Fewer rows than ``obs`` uses would drop actions: a ``ValueError``
+    (``used``: the most rows ``obs`` uses, if the caller knows it: not counted again)."""
+    used = rows_used(obs) if used is None else used
+    if rows < used:
+        raise ValueError(f"observations using {used} rows cannot be cut to {rows}")
     shape = (*obs.shape[:-1], rows_width(rows))
     if out is None:
         out = np.empty(shape, obs.dtype)
     elif out.shape != shape:
         raise ValueError(f"out has shape {out.shape}, not {shape}")
+    return _move_rows(obs, rows, out)
+
+
+def rows_space(space: spaces.Box, rows: int) -> spaces.Box:
+    """The space of ``obs_mode="rows"`` observations of ``space`` cut to ``rows`` rows."""
+    shape = (rows_width(rows),)
+    low = _move_rows(space.low, rows, np.empty(shape, space.dtype))
+    high = _move_rows(space.high, rows, np.empty(shape, space.dtype))
+    return spaces.Box(low, high, dtype=space.dtype)
+
+
+def _move_rows(obs: np.ndarray, rows: int, out: np.ndarray) -> np.ndarray:
+    """:func:`resize_rows`'s copy, unchecked: the features of the first rows, the globals, the
+    flags of the first rows, zeros past ``obs``'s rows."""
+    k, f, g = width_rows(obs.shape[-1]), N_ACTION_FEATURES, N_GLOBAL_FEATURES
     m = min(k, rows)
     out[..., : m * f] = obs[..., : m * f]
     out[..., rows * f : rows * f + g] = obs[..., k * f : k * f + g]
@@ -693,6 +711,7 @@ def restore_module(checkpoint: str | Path) -> Any:
 
 
 __all__ = [
+    "DEFAULT_ENV_RUNNER",
     "DEFAULT_OBS_MODE",
     "ENV_CONFIG_KEYS",
     "ENV_RUNNERS",
@@ -711,6 +730,7 @@ __all__ = [
     "register_env",
     "resize_rows",
     "restore_module",
+    "rows_space",
     "rows_used",
     "rows_width",
     "spider_vector_env",

@@ -40,9 +40,15 @@ from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 from ray.rllib.utils.metrics import ENV_STEP_TIMER, RLMODULE_INFERENCE_TIMER, WEIGHTS_SEQ_NO
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-from spider_env.observation.spaces import N_ACTION_FEATURES, N_GLOBAL_FEATURES
-
-from .rllib import ROWS_MODE, RLlibVectorEnv, resize_rows, rows_used, rows_width, width_rows
+from .rllib import (
+    ROWS_MODE,
+    RLlibVectorEnv,
+    resize_rows,
+    rows_space,
+    rows_used,
+    rows_width,
+    width_rows,
+)
 
 #: Torch threads of the policy's forward passes while sampling (the process's count is back
 #: after): a pass over one step of a few hundred games gains nothing from a second thread, whose
@@ -65,13 +71,6 @@ def rows_env(env: Any) -> RLlibVectorEnv | None:
             return env if env.obs_mode == ROWS_MODE else None
         env = getattr(env, "env", None)
     return None
-
-
-def rows_space(space: spaces.Box, rows: int) -> spaces.Box:
-    """The space of ``obs_mode="rows"`` observations of ``space`` cut to ``rows`` rows."""
-    k, f, g = width_rows(space.shape[0]), N_ACTION_FEATURES, N_GLOBAL_FEATURES
-    cols = np.r_[0 : rows * f, k * f : k * f + g, k * f + g : k * f + g + rows]
-    return spaces.Box(space.low[cols], space.high[cols], dtype=space.dtype)
 
 
 class EvenRows(ConnectorV2):
@@ -101,7 +100,7 @@ class EvenRows(ConnectorV2):
             obs = e.observations.data
             if width_rows(obs.shape[-1]) == rows:
                 continue
-            e.observations.data = resize_rows(obs, rows)
+            e.observations.data = resize_rows(obs, rows, used=rows)  # rows: the most any uses
             e.observation_space = space
             z = e.extra_model_outputs.get(Columns.ACTION_DIST_INPUTS)
             if z is not None:
@@ -175,7 +174,7 @@ class _Steps:
         first = self.obs[0]
         out = np.empty((len(self.obs), *first.shape[:-1], rows_width(rows)), first.dtype)
         for s, o in enumerate(self.obs):
-            resize_rows(o, rows, out=out[s])
+            resize_rows(o, rows, out=out[s], used=self.used)
         return out
 
 
@@ -358,5 +357,4 @@ __all__ = [
     "ArrayEnvRunner",
     "EvenRows",
     "rows_env",
-    "rows_space",
 ]
