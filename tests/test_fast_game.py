@@ -273,6 +273,51 @@ def test_packed_positions_and_copies_give_back_the_state(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_children_played_on_one_copy_hash_and_rank_as_their_own_positions(name: str) -> None:
+    """The searches' children (``spider_env.search.beam``): each legal action played on one
+    copy of the parent, made the parent again from the columns the last one changed
+    (``play_child``), gives the position the pure engine plays; its hash from the parent's parts
+    (``child_hash``) and its rank from the parent's columns (``ranked``) equal its own."""
+    from spider_env.search.beam import (
+        chaos_key,
+        child_hash,
+        column_disorder,
+        hash_parts,
+        play_child,
+        ranked,
+    )
+
+    v = PLAYABLE[name]
+    g = FastGame(v)
+    pr = g.params
+    records = G.new_records(pr, 2)
+    parts = np.empty(v.n_columns + len(v.stock), dtype=np.uint64)
+    children = 0
+    for s in positions(v, deals=(0, 1)):
+        st = to_array(s)
+        child = st.copy()
+        whole, runs = hash_parts(pr, st, parts)
+        assert whole == G.position_hash(pr, st)
+        disorder = [column_disorder(pr, st, c) for c in range(v.n_columns)]
+        dirty = 0
+        for a in rules.legal_actions(s):
+            dirty = play_child(pr, st, child, a, dirty)
+            want = to_array(rules.apply_legal(s, a))
+            G.pack(pr, child, records[0])
+            G.pack(pr, want, records[1])
+            assert np.array_equal(records[0], records[1]), (name, a)
+            assert child_hash(pr, child, dirty, whole, runs, parts) == G.position_hash(pr, want)
+            if dirty >= 0:
+                changed = [c for c in range(v.n_columns) if (dirty >> c) & 1]
+                total = sum(disorder) + sum(
+                    column_disorder(pr, child, c) - disorder[c] for c in changed
+                )
+                assert ranked(pr, child, total) == chaos_key(pr, want)
+            children += 1
+    assert children > 0
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_buffers_fit_the_variant(name: str) -> None:
     v = PLAYABLE[name]
     g = FastGame(v)

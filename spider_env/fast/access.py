@@ -253,4 +253,24 @@ def copy_state(pr: np.ndarray, src: np.ndarray, dst: np.ndarray) -> None:
             dst[i] = src[i]
 
 
+@jit_inline
+def restore_state(pr: np.ndarray, src: np.ndarray, dst: np.ndarray, dirty: int) -> None:
+    """Make ``dst``, a copy of ``src`` (:func:`copy_state`) on which one move or discard was
+    then played, a copy of ``src`` again, given the columns that play changed (``dirty``, the
+    bit mask :func:`~spider_env.fast.rules.apply_action` returns): the counters and every
+    column's lengths, and the cards of the changed columns only. Not for a deal (it changes
+    the stock's cards too): :func:`copy_state` then."""
+    C = pr[P_C]
+    L = pr[P_L]
+    o_len = pr[P_OLEN]
+    for i in range(o_len + 3 * C + pr[P_NP]):
+        dst[i] = src[i]
+    o_cols = pr[P_OCOLS]
+    for c in range(C):
+        if (dirty >> c) & 1:
+            base = o_cols + c * L
+            for i in range(base, base + src[o_len + c]):
+                dst[i] = src[i]
+
+
 refresh_cache(globals())

@@ -14,7 +14,8 @@ module (and ``spider_env``) does not import numba.
   into the caller at each call site) and ``play_action`` (the same as a call of its own, for a
   caller that plays an action now and then and would rather not compile another copy),
   ``is_won(pr, st)``, ``completed_runs(st)``, ``deals_left(pr, st)``, and
-  ``position_hash(pr, st)``, the one hash of a position (no counters);
+  ``position_hash(pr, st)``, the one hash of a position (no counters), the sum of its parts
+  ``runs_hash(st)`` and ``segment_hash(pr, st, s)`` of each column and pile;
 * the variant: ``n_columns(pr)``, ``dealt_columns(pr)``, ``deal_needs_no_empty(pr)``,
   ``n_piles(pr)``,
   ``builds_any_suit(pr)``, ``is_move(pr, a)``, ``is_deal(pr, a)``,
@@ -26,7 +27,8 @@ module (and ``spider_env``) does not import numba.
   ``pile_size(pr, st, j)``, ``pile_card(pr, st, j, i)``, ``moves_made(st)``,
   ``deals_made(st)``;
 * packed positions (the slots in use only): ``new_records(pr, n)`` (from Python),
-  ``pack(pr, st, rec)``, ``unpack(pr, rec, st)``, and ``copy_state(pr, src, dst)``.
+  ``pack(pr, st, rec)``, ``unpack(pr, rec, st)``, ``copy_state(pr, src, dst)`` and
+  ``restore_state(pr, src, dst, dirty)`` (a copy made equal again after one move).
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ _COMPILED = {
         "completed_runs",
         "deals_left",
         "position_hash",
+        "runs_hash",
+        "segment_hash",
     ),
     "spider_env.fast.access": (
         "n_columns",
@@ -98,6 +102,7 @@ _COMPILED = {
         "pack",
         "unpack",
         "copy_state",
+        "restore_state",
     ),
 }
 _HOME = {name: module for module, names in _COMPILED.items() for name in names}

@@ -302,45 +302,70 @@ def play_action(pr: np.ndarray, st: np.ndarray, a: int) -> int:
     return apply_action(pr, st, a)
 
 
+#: The hash's constants: FNV-1a's offset and prime, and a tag for the completed runs' part.
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+_RUNS_TAG = np.uint64(0x9E3779B97F4A7C15)
+
+
+@jit_inline
+def _mix(x: np.uint64) -> np.uint64:
+    """SplitMix64's finaliser: every bit of ``x`` spread over the 64."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@jit_inline
+def runs_hash(st: np.ndarray) -> np.uint64:
+    """The completed runs' part of :func:`position_hash`."""
+    h = _FNV_OFFSET ^ _RUNS_TAG
+    for i in range(H_COMP, H_COMP + 4):
+        h = (h ^ np.uint64(st[i])) * _FNV_PRIME
+    return _mix(h)
+
+
+@jit_inline
+def segment_hash(pr: np.ndarray, st: np.ndarray, s: int) -> np.uint64:
+    """Column ``s``'s part of :func:`position_hash` (its length, face-down count and cards), or
+    for ``s >= C`` stock pile ``s - C``'s (its size and cards); the place ``s`` is hashed too."""
+    C = pr[P_C]
+    h = (_FNV_OFFSET ^ np.uint64(s)) * _FNV_PRIME
+    if s < C:
+        n = st[pr[P_OLEN] + s]
+        h = (h ^ np.uint64(200 + n)) * _FNV_PRIME
+        h = (h ^ np.uint64(400 + st[pr[P_ODOWN] + s])) * _FNV_PRIME
+        base = pr[P_OCOLS] + s * pr[P_L]
+    else:
+        n = st[pr[P_OPILE] + s - C]
+        h = (h ^ np.uint64(600 + n)) * _FNV_PRIME
+        base = pr[P_OSTOCK] + (s - C) * pr[P_PS]
+    # the cards in two interleaved lanes (even and odd places), each its own chain of
+    # multiplications, so that the CPU works on both at once (n is hashed above)
+    even = np.uint64(0)
+    odd = np.uint64(0)
+    i = 0
+    while i + 1 < n:
+        even = (even ^ np.uint64(st[base + i])) * _FNV_PRIME
+        odd = (odd ^ np.uint64(st[base + i + 1])) * _FNV_PRIME
+        i += 2
+    if i < n:
+        even = (even ^ np.uint64(st[base + i])) * _FNV_PRIME
+    h = (h ^ even) * _FNV_PRIME
+    h = (h ^ odd) * _FNV_PRIME
+    return _mix(h)
+
+
 @jit
 def position_hash(pr: np.ndarray, st: np.ndarray) -> np.uint64:
     """64-bit hash of the position (completed runs, each column's face-down count and cards,
-    the piles; no counters): equal positions hash equal."""
-    h = np.uint64(0xCBF29CE484222325)
-    prime = np.uint64(0x100000001B3)
-    for i in range(H_COMP, H_COMP + 4):
-        h = (h ^ np.uint64(st[i])) * prime
-    C = pr[P_C]
-    L = pr[P_L]
-    o_len = pr[P_OLEN]
-    o_down = pr[P_ODOWN]
-    o_cols = pr[P_OCOLS]
-    o_pile = pr[P_OPILE]
-    o_stock = pr[P_OSTOCK]
-    PS = pr[P_PS]
-    for s in range(C + pr[P_NP]):  # the columns, then the stock piles
-        if s < C:
-            n = st[o_len + s]
-            h = (h ^ np.uint64(200 + n)) * prime
-            h = (h ^ np.uint64(400 + st[o_down + s])) * prime
-            base = o_cols + s * L
-        else:
-            n = st[o_pile + s - C]
-            h = (h ^ np.uint64(600 + n)) * prime
-            base = o_stock + (s - C) * PS
-        # the cards in two interleaved lanes (even and odd places), each its own chain of
-        # multiplications, so that the CPU works on both at once (n is hashed above)
-        even = np.uint64(0)
-        odd = np.uint64(0)
-        i = 0
-        while i + 1 < n:
-            even = (even ^ np.uint64(st[base + i])) * prime
-            odd = (odd ^ np.uint64(st[base + i + 1])) * prime
-            i += 2
-        if i < n:
-            even = (even ^ np.uint64(st[base + i])) * prime
-        h = (h ^ even) * prime
-        h = (h ^ odd) * prime
+    the piles; no counters): equal positions hash equal. The sum (modulo 2**64) of
+    :func:`runs_hash` and each column's and pile's :func:`segment_hash`, so a search can hash a
+    child from its parent's parts and the parts its move changed
+    (:func:`spider_env.search.beam.expand`)."""
+    h = runs_hash(st)
+    for s in range(pr[P_C] + pr[P_NP]):
+        h += segment_hash(pr, st, s)
     return h
 
 

@@ -69,10 +69,13 @@ from spider_env.fast.game import (
     pack,
     pile_size,
     position_hash,
+    restore_state,
+    runs_hash,
+    segment_hash,
     top_run,
     unpack,
 )
-from spider_env.fast.jit import borrowed, jit, refresh_cache
+from spider_env.fast.jit import borrowed, jit, jit_inline, refresh_cache
 from spider_env.search.budget import DEFAULT_BEAM_NODES, MAX_WIDTH, check_budget
 
 #: The verdict codes of the compiled searches (``VERDICTS[code]`` in
@@ -110,12 +113,15 @@ class Frontier(NamedTuple):
     child: np.ndarray  # the child played from it
     ids: np.ndarray  # the legal ids of ``st`` (``legal_buffers``)
     keys: np.ndarray  # and their scratch
+    parts: np.ndarray  # ``st``'s hash parts: each column's and pile's ``segment_hash``
+    disorder: np.ndarray  # ``st``'s columns' ``column_disorder``
 
 
 def frontier_buffers(pr: np.ndarray, front: int) -> Frontier:
     """The :class:`Frontier` of a beam of ``front`` positions kept per depth (its width times
     the counts of deals left), with room for :data:`CHILDREN` children each."""
     n = front * CHILDREN
+    ids, keys = legal_buffers(pr)
     return Frontier(
         new_records(pr, front),
         np.empty(front, dtype=np.int32),
@@ -126,13 +132,44 @@ def frontier_buffers(pr: np.ndarray, front: int) -> Frontier:
         np.empty(n, dtype=np.int64),
         new_state(pr),
         new_state(pr),
-        *legal_buffers(pr),
+        ids,
+        keys,
+        np.empty(n_columns(pr) + n_piles(pr), dtype=np.uint64),
+        np.empty(n_columns(pr), dtype=np.int64),
     )
 
 
 @jit
 def chaos_key(pr: np.ndarray, st: np.ndarray) -> np.int64:
     """The rank of a position in the beam: lower is better (see the module docstring)."""
+    total = 0
+    for c in range(n_columns(pr)):
+        total += column_disorder(pr, st, c)
+    return ranked(pr, st, total)
+
+
+@jit_inline
+def column_disorder(pr: np.ndarray, st: np.ndarray, c: int) -> int:
+    """Column ``c``'s own part of :func:`chaos_key`'s chaos: its face-down cards, its first
+    face-up card and each face-up card not on its own suit's next card (0 if empty)."""
+    n = column_length(pr, st, c)
+    if n == 0:
+        return 0
+    d = face_down(pr, st, c)
+    chaos = d + 1
+    prev = card_at(pr, st, c, d)
+    for i in range(d + 1, n):
+        x = card_at(pr, st, c, i)
+        if not on_own_suit(x, prev):
+            chaos += 1
+        prev = x
+    return chaos
+
+
+@jit_inline
+def ranked(pr: np.ndarray, st: np.ndarray, disorder: int) -> np.int64:
+    """:func:`chaos_key` of ``st`` from the sum of its columns' :func:`column_disorder`
+    (``disorder``): what the columns' tops and bases, the empty columns and the runs add."""
     C = n_columns(pr)
     # the ranks of the columns' top cards: seen on one column at least, on two at least
     once = 0
@@ -143,7 +180,7 @@ def chaos_key(pr: np.ndarray, st: np.ndarray) -> np.int64:
             bit = 1 << (card_at(pr, st, j, m - 1) % N_RANKS)
             twice |= once & bit
             once |= bit
-    chaos = 0
+    chaos = disorder
     ready = 0
     free = 0
     for c in range(C):
@@ -151,14 +188,6 @@ def chaos_key(pr: np.ndarray, st: np.ndarray) -> np.int64:
         if n == 0:
             free += 1
             continue
-        d = face_down(pr, st, c)
-        chaos += d + 1
-        prev = card_at(pr, st, c, d)
-        for i in range(d + 1, n):
-            x = card_at(pr, st, c, i)
-            if not on_own_suit(x, prev):
-                chaos += 1
-            prev = x
         ready += top_run(pr, st, c)
         base = card_at(pr, st, c, 0) % N_RANKS
         if base == KING:
@@ -166,7 +195,7 @@ def chaos_key(pr: np.ndarray, st: np.ndarray) -> np.int64:
             continue
         # another column's top card is one rank above this column's deepest card (this
         # column's own top counts only if a second column's top has the rank too)
-        own = prev % N_RANKS == base + 1
+        own = card_at(pr, st, c, n - 1) % N_RANKS == base + 1
         if ((twice if own else once) >> (base + 1)) & 1:
             chaos -= 1
     chaos -= min(free, max(chaos, 0))
@@ -300,6 +329,53 @@ def _rehash(old: np.ndarray, new: np.ndarray) -> None:
             new[i] = key
 
 
+@jit_inline
+def hash_parts(pr: np.ndarray, st: np.ndarray, parts: np.ndarray) -> tuple[np.uint64, np.uint64]:
+    """``st``'s hash in parts, for its children's (:func:`child_hash`): each column's and
+    pile's ``segment_hash`` into ``parts``; returns ``(position_hash, runs_hash)``."""
+    runs = runs_hash(st)
+    whole = runs
+    for s in range(parts.shape[0]):
+        parts[s] = segment_hash(pr, st, s)
+        whole += parts[s]
+    return whole, runs
+
+
+@jit_inline
+def play_child(pr: np.ndarray, st: np.ndarray, child: np.ndarray, a: int, dirty: int) -> int:
+    """Play ``a`` on ``child``, made ``st`` again first: ``child`` is a copy of ``st`` but for
+    the columns ``dirty`` (the last :func:`play_child`'s return; 0: none, -1: all). Returns
+    the columns ``child`` now differs in (-1 after a deal: the stock's cards too). Cheaper than
+    a copy per child: only what the last one changed is copied back."""
+    if dirty < 0:
+        copy_state(pr, st, child)
+    elif dirty:
+        restore_state(pr, st, child, dirty)
+    changed = apply_action(pr, child, a)
+    return -1 if is_deal(pr, a) else changed
+
+
+@jit_inline
+def child_hash(
+    pr: np.ndarray,
+    child: np.ndarray,
+    dirty: int,
+    whole: np.uint64,
+    runs: np.uint64,
+    parts: np.ndarray,
+) -> np.uint64:
+    """``position_hash`` of ``child``, a child of the position of hash ``whole`` and parts
+    ``runs``, ``parts`` (:func:`hash_parts`) that differs from it in the columns ``dirty``
+    (:func:`play_child`; -1: hashed whole)."""
+    if dirty < 0:
+        return position_hash(pr, child)
+    h = np.uint64(whole) - np.uint64(runs) + runs_hash(child)  # (typed so from Python too)
+    for c in range(n_columns(pr)):
+        if (dirty >> c) & 1:
+            h += segment_hash(pr, child, c) - parts[c]
+    return h
+
+
 #: :func:`expand`'s ``deals``: play every legal deal, deal only where nothing else is legal, or
 #: never deal (as ints: compiled code compares them).
 EVERY_DEAL = 2
@@ -335,12 +411,21 @@ def expand(
         borrowed(flags),
     )
     st, child, ids, keys = bufs.st, bufs.child, bufs.ids, bufs.keys
+    parts, disorder = bufs.parts, bufs.disorder
+    C = n_columns(pr)
     frontier, f_ids, cand = bufs.frontier, bufs.f_ids, bufs.cand
     c_parent, c_action, c_key, c_left = bufs.c_parent, bufs.c_action, bufs.c_key, bufs.c_left
     cap = cand.shape[0]
     nc = 0
     for f in range(nf):
         unpack(pr, frontier[f], st)
+        copy_state(pr, st, child)
+        dirty = 0  # the columns ``child`` differs from ``st`` in (play_child)
+        whole, runs = hash_parts(pr, st, parts)
+        chaos = 0  # and its chaos_key's columns, for its children's keys
+        for c in range(C):
+            disorder[c] = column_disorder(pr, st, c)
+            chaos += disorder[c]
         counters[1] += 1
         n = legal_ids(pr, st, ids, keys)
         empty_dealt, empty_free = first_empties(pr, st)
@@ -368,9 +453,8 @@ def expand(
             if counters[0] >= budget:
                 flags[F_FULL] = 1
                 return nc
-            copy_state(pr, st, child)
-            apply_action(pr, child, a)
-            fresh = hash_insert(table, position_hash(pr, child))
+            dirty = play_child(pr, st, child, a, dirty)
+            fresh = hash_insert(table, child_hash(pr, child, dirty, whole, runs, parts))
             if fresh == 0:
                 continue
             if fresh < 0:
@@ -385,7 +469,14 @@ def expand(
             if is_won(pr, child):
                 return -1 - nc
             pack(pr, child, cand[nc])
-            c_key[nc] = chaos_key(pr, child)
+            if dirty < 0:
+                c_key[nc] = chaos_key(pr, child)
+            else:  # chaos_key from st's columns and those the move changed
+                total = chaos
+                for c in range(C):
+                    if (dirty >> c) & 1:
+                        total += column_disorder(pr, child, c) - disorder[c]
+                c_key[nc] = ranked(pr, child, total)
             c_left[nc] = deals_left(pr, child)
             nc += 1
     return nc
@@ -584,12 +675,17 @@ __all__ = [
     "Frontier",
     "alike_split",
     "chaos_key",
+    "child_hash",
+    "column_disorder",
     "expand",
     "filtered",
     "first_empties",
     "forced_discard",
     "frontier_buffers",
     "hash_insert",
+    "hash_parts",
+    "play_child",
+    "ranked",
     "select",
     "table_size",
     "trace_line",

@@ -37,12 +37,13 @@ from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
     OnGame,
-    apply_action,
     copy_state,
     deals_left,
     is_won,
     legal_buffers,
     legal_ids,
+    n_columns,
+    n_piles,
     new_records,
     new_state,
     pack,
@@ -56,10 +57,13 @@ from spider_env.search.beam import (
     UNKNOWN,
     WON,
     chaos_key,
+    child_hash,
     filtered,
     first_empties,
     forced_discard,
     hash_insert,
+    hash_parts,
+    play_child,
     table_size,
 )
 from spider_env.search.budget import DEFAULT_DFS_NODES, check_budget, check_dfs_nodes
@@ -95,6 +99,7 @@ def depth_first(
     ids, keys = legal_buffers(pr)
     order = np.empty(ids.shape[0], dtype=np.int64)
     kids = np.empty(ids.shape[0], dtype=np.int64)
+    parts = np.empty(n_columns(pr) + n_piles(pr), dtype=np.uint64)
     if state[0] == 0:
         if is_won(pr, root):
             state[2] = 0
@@ -123,6 +128,9 @@ def depth_first(
         if depth >= path.shape[0]:
             state[5] = 1  # no room for a deeper line: a position left out
             continue
+        copy_state(pr, st, child)
+        dirty = 0  # the columns ``child`` differs from ``st`` in (play_child)
+        whole, runs = hash_parts(pr, st, parts)
         m = legal_ids(pr, st, ids, keys)
         forced = -1
         empty_dealt = empty_free = stock = -1
@@ -142,9 +150,8 @@ def depth_first(
             if generated >= budget:
                 state[0], state[1] = 0, generated
                 return UNKNOWN
-            copy_state(pr, st, child)
-            apply_action(pr, child, a)
-            if hash_insert(table, position_hash(pr, child)) <= 0:
+            dirty = play_child(pr, st, child, a, dirty)
+            if hash_insert(table, child_hash(pr, child, dirty, whole, runs, parts)) <= 0:
                 continue
             generated += 1
             if is_won(pr, child):

@@ -30,7 +30,6 @@ from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
     OnGame,
-    apply_action,
     column_length,
     copy_state,
     deal_needs_no_empty,
@@ -56,12 +55,15 @@ from spider_env.search.beam import (
     F_FULL,
     Frontier,
     chaos_key,
+    child_hash,
     expand,
     filtered,
     first_empties,
     forced_discard,
     frontier_buffers,
     hash_insert,
+    hash_parts,
+    play_child,
     select,
     table_size,
     trace_line,
@@ -139,6 +141,7 @@ def closure(
     st = new_state(pr)
     child = new_state(pr)
     ids, keys = legal_buffers(pr)
+    parts = np.empty(n_columns(pr) + n_piles(pr), dtype=np.uint64)
     cap = recs.shape[0]
     ev_cap = ev_node.shape[0]
     pack(pr, root, recs[0])
@@ -154,6 +157,9 @@ def closure(
     i = 0
     while i < n:
         unpack(pr, recs[i], st)
+        copy_state(pr, st, child)
+        dirty = 0  # the columns ``child`` differs from ``st`` in (play_child)
+        whole, runs = hash_parts(pr, st, parts)
         m = legal_ids(pr, st, ids, keys)
         empty_dealt, empty_free = first_empties(pr, st)
         stock = deals_left(pr, st)
@@ -165,15 +171,14 @@ def closure(
                     continue
             elif not every and filtered(pr, st, np.int64(a), empty_dealt, empty_free, stock):
                 continue
-            copy_state(pr, st, child)
-            apply_action(pr, child, a)
+            dirty = play_child(pr, st, child, a, dirty)
             event = is_deal(pr, a) or face_down_total(pr, child) < down0
             if (n_ev >= ev_cap) if event else (n >= cap):
                 # no room: not put in the table either (a full table would make every
                 # later look-up scan all of it)
                 full = 1
                 continue
-            fresh = hash_insert(table, position_hash(pr, child))
+            fresh = hash_insert(table, child_hash(pr, child, dirty, whole, runs, parts))
             if fresh <= 0:
                 if fresh < 0:  # pragma: no cover - the table holds twice the room
                     full = 1

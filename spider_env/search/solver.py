@@ -45,7 +45,6 @@ from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
     OnGame,
-    apply_action,
     builds_any_suit,
     card_at,
     column_length,
@@ -78,7 +77,10 @@ from spider_env.search.beam import (
     UNKNOWN,
     WON,
     BeamSolver,
+    child_hash,
     hash_insert,
+    hash_parts,
+    play_child,
     trace_line,
 )
 from spider_env.search.budget import (
@@ -246,6 +248,7 @@ def _stage(
     st = new_state(pr)
     child = new_state(pr)
     moves, keys = legal_buffers(pr)
+    parts = np.empty(n_columns(pr) + n_piles(pr), dtype=np.uint64)
     nodes = counters[0]
     size = counters[1]
     for _ in range(expansions):
@@ -257,6 +260,9 @@ def _stage(
         size -= 1
         counters[4] += 1
         unpack(pr, pool[node], st)
+        copy_state(pr, st, child)
+        dirty = 0  # the columns ``child`` differs from ``st`` in (play_child)
+        whole, runs = hash_parts(pr, st, parts)
         n = legal_ids(pr, st, moves, keys)
         for i in range(n):
             a = moves[i]
@@ -265,8 +271,7 @@ def _stage(
                 counters[2] = 1
                 continue
             # one call site: numba inlines apply_action at each (its compile time)
-            copy_state(pr, st, child)
-            apply_action(pr, child, a)
+            dirty = play_child(pr, st, child, a, dirty)
             if deal:
                 if is_won(pr, child):
                     value = np.int64(1) << 60
@@ -289,7 +294,7 @@ def _stage(
                 else:
                     counters[2] = 1  # a deal left out: the stage's search is not complete
                 continue
-            fresh = hash_insert(table, position_hash(pr, child))
+            fresh = hash_insert(table, child_hash(pr, child, dirty, whole, runs, parts))
             if fresh == 0:
                 continue
             if fresh < 0 or nodes >= cap:
