@@ -820,8 +820,8 @@ def _cards(state: Any) -> int:
 
 def test_a_table_with_fewer_cards_than_columns_and_a_stock_left_is_starved() -> None:
     from spider_env.core.state import State
-    from spider_env.fast.game import FastGame
-    from spider_env.search.plan import starved
+    from spider_env.fast.game import FastGame, new_records, pack
+    from spider_env.search.plan import starved, starved_record
 
     v = get_variant("spider-1suit")
     game = FastGame(v)
@@ -831,11 +831,20 @@ def test_a_table_with_fewer_cards_than_columns_and_a_stock_left_is_starved() -> 
     ]
     after = apply(before, complete)
     assert _cards(after) == 3 and after.stock_cards
-    assert not starved(game.params, game.from_state(before))
-    assert starved(game.params, game.from_state(after))
     # on a game that deals onto empty columns the same table is not starved
     loose = FastGame(v.with_options(deal_needs_no_empty=False))
-    assert not starved(loose.params, loose.from_state(after.replace(variant=loose.variant)))
+    cases = [
+        (game, before, False),
+        (game, after, True),
+        (loose, after.replace(variant=loose.variant), False),
+    ]
+    for g, state, want in cases:
+        st = g.from_state(state)
+        rec = new_records(g.params, 1)[0]
+        pack(g.params, st, rec)
+        # read from the state, and from its packed form (the score's beam reads its children so)
+        assert starved(g.params, st) is want
+        assert starved_record(g.params, rec) is want
 
 
 def test_a_candidate_that_starves_the_table_scores_zero_and_the_others_above_it() -> None:

@@ -47,9 +47,10 @@ from spider_env.fast.game import (
     pack,
     play_action,
     position_hash,
+    record_counts,
     unpack,
 )
-from spider_env.fast.jit import jit, refresh_cache
+from spider_env.fast.jit import jit, jit_inline, refresh_cache
 from spider_env.search.beam import (
     DEAL_WHEN_STUCK,
     F_FULL,
@@ -212,6 +213,26 @@ def starved(pr: np.ndarray, st: np.ndarray) -> bool:
     return cards < dealt_columns(pr)
 
 
+@jit_inline
+def starved_record(pr: np.ndarray, rec: np.ndarray) -> bool:
+    """:func:`starved` of the packed position ``rec`` (a row of ``new_records``), read from
+    its lengths and piles without unpacking it."""
+    if not deal_needs_no_empty(pr):
+        return False
+    C = n_columns(pr)
+    lengths, piles = record_counts(pr)
+    stock = False
+    for j in range(n_piles(pr)):
+        if rec[piles + j] > 0:
+            stock = True
+    if not stock:
+        return False
+    cards = 0
+    for c in range(C):
+        cards += rec[lengths + c]
+    return cards < dealt_columns(pr)
+
+
 @jit
 def stock_term(stock_by_left: np.ndarray, left: int) -> np.int64:
     """What the cards left in the stock (``left`` deals) add to a beam rank before
@@ -256,7 +277,6 @@ def beam_value(
         return 1.0
     if starved(pr, root):
         return 0.0
-    tmp = new_state(pr)
     table[:] = 0
     pack(pr, root, beam.frontier[0])
     beam.f_ids[0] = 0
@@ -275,10 +295,8 @@ def beam_value(
             return 1.0
         for j in range(nc):
             key = beam.c_key[j] + stock_term(stock_by_left, beam.c_left[j])
-            if key < best:
-                unpack(pr, beam.cand[j], tmp)
-                if not starved(pr, tmp):
-                    best = key
+            if key < best and not starved_record(pr, beam.cand[j]):
+                best = key
         if nc == 0 or flags[F_FULL]:
             break
         nf = select(beam, nc, width, n_buckets, bufs.parent, bufs.action, np.int64(0), flags)
