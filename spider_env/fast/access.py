@@ -239,8 +239,9 @@ def unpack(pr: np.ndarray, rec: np.ndarray, st: np.ndarray) -> None:
 
 
 @jit_inline
-def copy_state(pr: np.ndarray, src: np.ndarray, dst: np.ndarray) -> None:
-    """Copy the used part of state vector ``src`` into ``dst`` (what :func:`unpack` writes)."""
+def copy_columns(pr: np.ndarray, src: np.ndarray, dst: np.ndarray, columns: int) -> None:
+    """Copy into ``dst`` the counters and lengths of state vector ``src`` and the cards of the
+    columns in the bit mask ``columns``."""
     C = pr[P_C]
     L = pr[P_L]
     o_len = pr[P_OLEN]
@@ -248,9 +249,16 @@ def copy_state(pr: np.ndarray, src: np.ndarray, dst: np.ndarray) -> None:
         dst[i] = src[i]
     o_cols = pr[P_OCOLS]
     for c in range(C):
-        base = o_cols + c * L
-        for i in range(base, base + src[o_len + c]):
-            dst[i] = src[i]
+        if (columns >> c) & 1:
+            base = o_cols + c * L
+            for i in range(base, base + src[o_len + c]):
+                dst[i] = src[i]
+
+
+@jit_inline
+def copy_state(pr: np.ndarray, src: np.ndarray, dst: np.ndarray) -> None:
+    """Copy the used part of state vector ``src`` into ``dst`` (what :func:`unpack` writes)."""
+    copy_columns(pr, src, dst, (1 << pr[P_C]) - 1)
     o_pile = pr[P_OPILE]
     o_stock = pr[P_OSTOCK]
     PS = pr[P_PS]
@@ -267,17 +275,7 @@ def restore_state(pr: np.ndarray, src: np.ndarray, dst: np.ndarray, dirty: int) 
     bit mask :func:`~spider_env.fast.rules.apply_action` returns): the counters and every
     column's lengths, and the cards of the changed columns only. Not for a deal (it changes
     the stock's cards too): :func:`copy_state` then."""
-    C = pr[P_C]
-    L = pr[P_L]
-    o_len = pr[P_OLEN]
-    for i in range(o_len + 3 * C + pr[P_NP]):
-        dst[i] = src[i]
-    o_cols = pr[P_OCOLS]
-    for c in range(C):
-        if (dirty >> c) & 1:
-            base = o_cols + c * L
-            for i in range(base, base + src[o_len + c]):
-                dst[i] = src[i]
+    copy_columns(pr, src, dst, dirty)
 
 
 refresh_cache(globals())
