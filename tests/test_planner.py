@@ -820,8 +820,8 @@ def _cards(state: Any) -> int:
 
 def test_a_table_with_fewer_cards_than_columns_and_a_stock_left_is_starved() -> None:
     from spider_env.core.state import State
-    from spider_env.fast.game import FastGame, new_records, pack
-    from spider_env.search.plan import starved, starved_record
+    from spider_env.fast.game import FastGame
+    from spider_env.search.plan import starved, starved_counts
 
     v = get_variant("spider-1suit")
     game = FastGame(v)
@@ -840,11 +840,10 @@ def test_a_table_with_fewer_cards_than_columns_and_a_stock_left_is_starved() -> 
     ]
     for g, state, want in cases:
         st = g.from_state(state)
-        rec = new_records(g.params, 1)[0]
-        pack(g.params, st, rec)
-        # read from the state, and from its packed form (the score's beam reads its children so)
         assert starved(g.params, st) is want
-        assert starved_record(g.params, rec) is want
+        # from the counts the score's beam keeps of each child
+        cards, left = _cards(state), sum(1 for pile in state.stock if pile)
+        assert starved_counts(g.params, cards, left) is want
 
 
 def test_a_candidate_that_starves_the_table_scores_zero_and_the_others_above_it() -> None:

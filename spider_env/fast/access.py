@@ -179,13 +179,6 @@ def new_records(pr: np.ndarray, n: int) -> np.ndarray:
 
 
 @jit_inline
-def record_counts(pr: np.ndarray) -> tuple[int, int]:
-    """Where a packed position (:func:`pack`) holds its columns' lengths and its piles' sizes:
-    ``(lengths, piles)``, the index of column 0's and of pile 0's."""
-    return HEADER, HEADER + 3 * pr[P_C]
-
-
-@jit_inline
 def pack(pr: np.ndarray, st: np.ndarray, rec: np.ndarray) -> None:
     """Write the position ``st`` into the record ``rec`` (a row of :func:`new_records`)."""
     C = pr[P_C]

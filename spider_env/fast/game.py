@@ -27,8 +27,7 @@ module (and ``spider_env``) does not import numba.
   ``pile_size(pr, st, j)``, ``pile_card(pr, st, j, i)``, ``moves_made(st)``,
   ``deals_made(st)``;
 * packed positions (the slots in use only): ``new_records(pr, n)`` (from Python),
-  ``pack(pr, st, rec)``, ``unpack(pr, rec, st)``, ``record_counts(pr)`` (where a record holds
-  its columns' lengths and piles' sizes), ``copy_state(pr, src, dst)`` and
+  ``pack(pr, st, rec)``, ``unpack(pr, rec, st)``, ``copy_state(pr, src, dst)`` and
   ``restore_state(pr, src, dst, dirty)`` (a copy made equal again after one move).
 """
 
@@ -102,7 +101,6 @@ _COMPILED = {
         "new_records",
         "pack",
         "unpack",
-        "record_counts",
         "copy_state",
         "restore_state",
     ),

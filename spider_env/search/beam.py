@@ -68,6 +68,7 @@ from spider_env.fast.game import (
     on_own_suit,
     pack,
     pile_size,
+    play_action,
     position_hash,
     restore_state,
     runs_hash,
@@ -104,11 +105,13 @@ class Frontier(NamedTuple):
 
     frontier: np.ndarray  # the positions kept (packed), one row each
     f_ids: np.ndarray  # their node ids
-    cand: np.ndarray  # the children generated (packed)
-    c_parent: np.ndarray  # each child's parent (a node id)
+    after: np.ndarray  # room for the next depth's positions (packed), made by :func:`select`
+    c_row: np.ndarray  # each child generated: its parent's row of ``frontier``
+    c_parent: np.ndarray  # its parent (a node id)
     c_action: np.ndarray  # the action that made it
     c_key: np.ndarray  # its rank (:func:`chaos_key`)
     c_left: np.ndarray  # its deals left
+    c_cards: np.ndarray  # the cards on its table
     st: np.ndarray  # :func:`expand`'s scratch: the position expanded (a state vector)
     child: np.ndarray  # the child played from it
     ids: np.ndarray  # the legal ids of ``st`` (``legal_buffers``)
@@ -125,9 +128,11 @@ def frontier_buffers(pr: np.ndarray, front: int) -> Frontier:
     return Frontier(
         new_records(pr, front),
         np.empty(front, dtype=np.int32),
-        new_records(pr, n),
+        new_records(pr, front),
         np.empty(n, dtype=np.int32),
         np.empty(n, dtype=np.int32),
+        np.empty(n, dtype=np.int32),
+        np.empty(n, dtype=np.int64),
         np.empty(n, dtype=np.int64),
         np.empty(n, dtype=np.int64),
         new_state(pr),
@@ -413,9 +418,10 @@ def expand(
     st, child, ids, keys = bufs.st, bufs.child, bufs.ids, bufs.keys
     parts, disorder = bufs.parts, bufs.disorder
     C = n_columns(pr)
-    frontier, f_ids, cand = bufs.frontier, bufs.f_ids, bufs.cand
+    frontier, f_ids, c_row = bufs.frontier, bufs.f_ids, bufs.c_row
     c_parent, c_action, c_key, c_left = bufs.c_parent, bufs.c_action, bufs.c_key, bufs.c_left
-    cap = cand.shape[0]
+    c_cards = bufs.c_cards
+    cap = c_row.shape[0]
     nc = 0
     for f in range(nf):
         unpack(pr, frontier[f], st)
@@ -464,11 +470,11 @@ def expand(
             if nc >= cap:
                 flags[F_DISCARDED] = 1
                 continue
+            c_row[nc] = f
             c_parent[nc] = f_ids[f]
             c_action[nc] = a
             if is_won(pr, child):
                 return -1 - nc
-            pack(pr, child, cand[nc])
             if dirty < 0:
                 c_key[nc] = chaos_key(pr, child)
             else:  # chaos_key from st's columns and those the move changed
@@ -478,12 +484,17 @@ def expand(
                         total += column_disorder(pr, child, c) - disorder[c]
                 c_key[nc] = ranked(pr, child, total)
             c_left[nc] = deals_left(pr, child)
+            cards = 0
+            for c in range(C):
+                cards += column_length(pr, child, c)
+            c_cards[nc] = cards
             nc += 1
     return nc
 
 
 @jit
 def select(
+    pr: np.ndarray,
     bufs: Frontier,
     nc: int,
     width: int,
@@ -495,9 +506,12 @@ def select(
 ) -> int:
     """Keep the best ``width`` of the ``nc`` children of ``bufs`` of each count of deals left as
     the next ``bufs.frontier`` (node ids from ``n_nodes`` on, their parents and actions
-    recorded in ``parent`` and ``action``); returns its size."""
-    frontier, f_ids, cand = bufs.frontier, bufs.f_ids, bufs.cand
+    recorded in ``parent`` and ``action``); returns its size. A child is packed only here, once
+    kept: played again from its parent's row (:func:`expand` packs none of the children it
+    generates, most of which a depth leaves out)."""
+    frontier, f_ids, after, c_row = bufs.frontier, bufs.f_ids, bufs.after, bufs.c_row
     c_parent, c_action, c_key, c_left = bufs.c_parent, bufs.c_action, bufs.c_key, bufs.c_left
+    st = bufs.st
     order = np.argsort(c_key[:nc], kind="mergesort")
     counts = np.zeros(n_buckets, dtype=np.int64)
     nf = 0
@@ -507,12 +521,15 @@ def select(
             flags[F_DISCARDED] = 1
             continue
         counts[b] += 1
-        frontier[nf, :] = cand[j, :]
+        unpack(pr, frontier[c_row[j]], st)
+        play_action(pr, st, np.int64(c_action[j]))
+        pack(pr, st, after[nf])
         node = n_nodes + nf
         parent[node] = c_parent[j]
         action[node] = c_action[j]
         f_ids[nf] = node
         nf += 1
+    frontier[:nf, :] = after[:nf, :]
     return nf
 
 
@@ -650,7 +667,7 @@ class BeamSolver(OnGame):
                 if nc == 0:
                     complete = not flags[F_PRUNED] and not flags[F_DISCARDED]
                     return (LOST if complete else UNKNOWN), []
-                nf = select(bufs, nc, width, self.buckets, parent, action, n_nodes, flags)
+                nf = select(pr, bufs, nc, width, self.buckets, parent, action, n_nodes, flags)
                 n_nodes += nf
         finally:
             self.used = used0 + int(counters[0])

@@ -47,7 +47,6 @@ from spider_env.fast.game import (
     pack,
     play_action,
     position_hash,
-    record_counts,
     unpack,
 )
 from spider_env.fast.jit import jit, jit_inline, refresh_cache
@@ -205,32 +204,17 @@ def starved(pr: np.ndarray, st: np.ndarray) -> bool:
     needs every dealt column filled (``Variant.deal_needs_no_empty``) and the table holds
     fewer cards than there are such columns (cards come to the table only by a deal; a
     completed run leaves it). Late in a 1-suit game, completing one run too many does this."""
-    if not deal_needs_no_empty(pr) or deals_left(pr, st) == 0:
-        return False
     cards = 0
     for c in range(n_columns(pr)):
         cards += column_length(pr, st, c)
-    return cards < dealt_columns(pr)
+    return starved_counts(pr, cards, deals_left(pr, st))
 
 
 @jit_inline
-def starved_record(pr: np.ndarray, rec: np.ndarray) -> bool:
-    """:func:`starved` of the packed position ``rec`` (a row of ``new_records``), read from
-    its lengths and piles without unpacking it."""
-    if not deal_needs_no_empty(pr):
-        return False
-    C = n_columns(pr)
-    lengths, piles = record_counts(pr)
-    stock = False
-    for j in range(n_piles(pr)):
-        if rec[piles + j] > 0:
-            stock = True
-    if not stock:
-        return False
-    cards = 0
-    for c in range(C):
-        cards += rec[lengths + c]
-    return cards < dealt_columns(pr)
+def starved_counts(pr: np.ndarray, cards: int, left: int) -> bool:
+    """:func:`starved` of a position of ``cards`` cards on the table and ``left`` deals left
+    (what the score's beam keeps of each child, :class:`~spider_env.search.beam.Frontier`)."""
+    return deal_needs_no_empty(pr) and left > 0 and cards < dealt_columns(pr)
 
 
 @jit
@@ -295,11 +279,11 @@ def beam_value(
             return 1.0
         for j in range(nc):
             key = beam.c_key[j] + stock_term(stock_by_left, beam.c_left[j])
-            if key < best and not starved_record(pr, beam.cand[j]):
+            if key < best and not starved_counts(pr, beam.c_cards[j], beam.c_left[j]):
                 best = key
         if nc == 0 or flags[F_FULL]:
             break
-        nf = select(beam, nc, width, n_buckets, bufs.parent, bufs.action, np.int64(0), flags)
+        nf = select(pr, beam, nc, width, n_buckets, bufs.parent, bufs.action, np.int64(0), flags)
     spent[0] += counters[0]
     return graded(pr, best, n_cards)
 
