@@ -381,6 +381,36 @@ def child_hash(
     return h
 
 
+@jit
+def play_child_call(pr: np.ndarray, st: np.ndarray, child: np.ndarray, a: int, dirty: int) -> int:
+    """:func:`play_child` as a compiled call of its own, not inlined into its caller (as
+    ``play_action`` is to ``apply_action``): for the searches whose children are not the
+    hot loop (the closure, the best-first and depth-first solvers), which then compile no
+    copy of the rules of their own; :func:`expand` inlines it."""
+    return play_child(pr, st, child, a, dirty)
+
+
+@jit
+def hash_parts_call(
+    pr: np.ndarray, st: np.ndarray, parts: np.ndarray
+) -> tuple[np.uint64, np.uint64]:
+    """:func:`hash_parts` as a compiled call of its own (see :func:`play_child_call`)."""
+    return hash_parts(pr, st, parts)
+
+
+@jit
+def child_hash_call(
+    pr: np.ndarray,
+    child: np.ndarray,
+    dirty: int,
+    whole: np.uint64,
+    runs: np.uint64,
+    parts: np.ndarray,
+) -> np.uint64:
+    """:func:`child_hash` as a compiled call of its own (see :func:`play_child_call`)."""
+    return child_hash(pr, child, dirty, whole, runs, parts)
+
+
 #: :func:`expand`'s ``deals``: play every legal deal, deal only where nothing else is legal, or
 #: never deal (as ints: compiled code compares them).
 EVERY_DEAL = 2
@@ -693,6 +723,7 @@ __all__ = [
     "alike_split",
     "chaos_key",
     "child_hash",
+    "child_hash_call",
     "column_disorder",
     "expand",
     "filtered",
@@ -701,7 +732,9 @@ __all__ = [
     "frontier_buffers",
     "hash_insert",
     "hash_parts",
+    "hash_parts_call",
     "play_child",
+    "play_child_call",
     "ranked",
     "select",
     "table_size",

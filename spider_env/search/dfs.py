@@ -57,13 +57,13 @@ from spider_env.search.beam import (
     UNKNOWN,
     WON,
     chaos_key,
-    child_hash,
+    child_hash_call,
     filtered,
     first_empties,
     forced_discard,
     hash_insert,
-    hash_parts,
-    play_child,
+    hash_parts_call,
+    play_child_call,
     table_size,
 )
 from spider_env.search.budget import DEFAULT_DFS_NODES, check_budget, check_dfs_nodes
@@ -130,7 +130,7 @@ def depth_first(
             continue
         copy_state(pr, st, child)
         dirty = 0  # the columns ``child`` differs from ``st`` in (play_child)
-        whole, runs = hash_parts(pr, st, parts)
+        whole, runs = hash_parts_call(pr, st, parts)
         m = legal_ids(pr, st, ids, keys)
         forced = -1
         empty_dealt = empty_free = stock = -1
@@ -150,8 +150,8 @@ def depth_first(
             if generated >= budget:
                 state[0], state[1] = 0, generated
                 return UNKNOWN
-            dirty = play_child(pr, st, child, a, dirty)
-            if hash_insert(table, child_hash(pr, child, dirty, whole, runs, parts)) <= 0:
+            dirty = play_child_call(pr, st, child, a, dirty)
+            if hash_insert(table, child_hash_call(pr, child, dirty, whole, runs, parts)) <= 0:
                 continue
             generated += 1
             if is_won(pr, child):

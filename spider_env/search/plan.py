@@ -55,15 +55,15 @@ from spider_env.search.beam import (
     F_FULL,
     Frontier,
     chaos_key,
-    child_hash,
+    child_hash_call,
     expand,
     filtered,
     first_empties,
     forced_discard,
     frontier_buffers,
     hash_insert,
-    hash_parts,
-    play_child,
+    hash_parts_call,
+    play_child_call,
     select,
     table_size,
     trace_line,
@@ -159,7 +159,7 @@ def closure(
         unpack(pr, recs[i], st)
         copy_state(pr, st, child)
         dirty = 0  # the columns ``child`` differs from ``st`` in (play_child)
-        whole, runs = hash_parts(pr, st, parts)
+        whole, runs = hash_parts_call(pr, st, parts)
         m = legal_ids(pr, st, ids, keys)
         empty_dealt, empty_free = first_empties(pr, st)
         stock = deals_left(pr, st)
@@ -171,14 +171,14 @@ def closure(
                     continue
             elif not every and filtered(pr, st, np.int64(a), empty_dealt, empty_free, stock):
                 continue
-            dirty = play_child(pr, st, child, a, dirty)
+            dirty = play_child_call(pr, st, child, a, dirty)
             event = is_deal(pr, a) or face_down_total(pr, child) < down0
             if (n_ev >= ev_cap) if event else (n >= cap):
                 # no room: not put in the table either (a full table would make every
                 # later look-up scan all of it)
                 full = 1
                 continue
-            fresh = hash_insert(table, child_hash(pr, child, dirty, whole, runs, parts))
+            fresh = hash_insert(table, child_hash_call(pr, child, dirty, whole, runs, parts))
             if fresh <= 0:
                 if fresh < 0:  # pragma: no cover - the table holds twice the room
                     full = 1

@@ -77,10 +77,10 @@ from spider_env.search.beam import (
     UNKNOWN,
     WON,
     BeamSolver,
-    child_hash,
+    child_hash_call,
     hash_insert,
-    hash_parts,
-    play_child,
+    hash_parts_call,
+    play_child_call,
     trace_line,
 )
 from spider_env.search.budget import (
@@ -262,7 +262,7 @@ def _stage(
         unpack(pr, pool[node], st)
         copy_state(pr, st, child)
         dirty = 0  # the columns ``child`` differs from ``st`` in (play_child)
-        whole, runs = hash_parts(pr, st, parts)
+        whole, runs = hash_parts_call(pr, st, parts)
         n = legal_ids(pr, st, moves, keys)
         for i in range(n):
             a = moves[i]
@@ -271,7 +271,7 @@ def _stage(
                 counters[2] = 1
                 continue
             # one call site: numba inlines apply_action at each (its compile time)
-            dirty = play_child(pr, st, child, a, dirty)
+            dirty = play_child_call(pr, st, child, a, dirty)
             if deal:
                 if is_won(pr, child):
                     value = np.int64(1) << 60
@@ -294,7 +294,7 @@ def _stage(
                 else:
                     counters[2] = 1  # a deal left out: the stage's search is not complete
                 continue
-            fresh = hash_insert(table, child_hash(pr, child, dirty, whole, runs, parts))
+            fresh = hash_insert(table, child_hash_call(pr, child, dirty, whole, runs, parts))
             if fresh == 0:
                 continue
             if fresh < 0 or nodes >= cap:
