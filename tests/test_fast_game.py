@@ -282,9 +282,9 @@ def test_children_played_on_one_copy_hash_and_rank_as_their_own_positions(name: 
         chaos_key,
         child_hash,
         column_disorder,
-        hash_parts,
         play_child,
         ranked,
+        ready_children,
     )
 
     v = PLAYABLE[name]
@@ -295,9 +295,10 @@ def test_children_played_on_one_copy_hash_and_rank_as_their_own_positions(name: 
     children = 0
     for s in positions(v, deals=(0, 1)):
         st = to_array(s)
-        child = st.copy()
-        whole, runs = hash_parts(pr, st, parts)
-        assert whole == G.position_hash(pr, st)
+        child = np.full_like(st, -1)
+        # (as uint64 again: returned to Python they are ints, which numba would type as int64)
+        head = tuple(np.uint64(x) for x in ready_children(pr, st, child, parts))
+        assert head[0] == G.position_hash(pr, st)
         disorder = [column_disorder(pr, st, c) for c in range(v.n_columns)]
         dirty = 0
         for a in rules.legal_actions(s):
@@ -306,7 +307,7 @@ def test_children_played_on_one_copy_hash_and_rank_as_their_own_positions(name: 
             G.pack(pr, child, records[0])
             G.pack(pr, want, records[1])
             assert np.array_equal(records[0], records[1]), (name, a)
-            assert child_hash(pr, child, dirty, whole, runs, parts) == G.position_hash(pr, want)
+            assert child_hash(pr, child, dirty, head, parts) == G.position_hash(pr, want)
             if dirty >= 0:
                 changed = [c for c in range(v.n_columns) if (dirty >> c) & 1]
                 total = sum(disorder) + sum(

@@ -334,10 +334,16 @@ def _rehash(old: np.ndarray, new: np.ndarray) -> None:
             new[i] = key
 
 
+#: A position's hash and its completed runs' part (:func:`ready_children`, :func:`child_hash`).
+Head = tuple[np.uint64, np.uint64]
+
+
 @jit_inline
-def hash_parts(pr: np.ndarray, st: np.ndarray, parts: np.ndarray) -> tuple[np.uint64, np.uint64]:
-    """``st``'s hash in parts, for its children's (:func:`child_hash`): each column's and
-    pile's ``segment_hash`` into ``parts``; returns ``(position_hash, runs_hash)``."""
+def ready_children(pr: np.ndarray, st: np.ndarray, child: np.ndarray, parts: np.ndarray) -> Head:
+    """Ready the children of ``st``: ``child`` made a copy of it (for :func:`play_child`, the
+    first ``dirty`` 0) and each column's and pile's ``segment_hash`` of it put in ``parts``;
+    returns its ``head``, ``(position_hash, runs_hash)`` (for :func:`child_hash`)."""
+    copy_state(pr, st, child)
     runs = runs_hash(st)
     whole = runs
     for s in range(parts.shape[0]):
@@ -362,18 +368,14 @@ def play_child(pr: np.ndarray, st: np.ndarray, child: np.ndarray, a: int, dirty:
 
 @jit_inline
 def child_hash(
-    pr: np.ndarray,
-    child: np.ndarray,
-    dirty: int,
-    whole: np.uint64,
-    runs: np.uint64,
-    parts: np.ndarray,
+    pr: np.ndarray, child: np.ndarray, dirty: int, head: Head, parts: np.ndarray
 ) -> np.uint64:
-    """``position_hash`` of ``child``, a child of the position of hash ``whole`` and parts
-    ``runs``, ``parts`` (:func:`hash_parts`) that differs from it in the columns ``dirty``
-    (:func:`play_child`; -1: hashed whole)."""
+    """``position_hash`` of ``child``, a child of the position of ``head`` and ``parts``
+    (:func:`ready_children`) that differs from it in the columns ``dirty`` (:func:`play_child`;
+    -1: hashed whole)."""
     if dirty < 0:
         return position_hash(pr, child)
+    whole, runs = head
     h = np.uint64(whole) - np.uint64(runs) + runs_hash(child)  # (typed so from Python too)
     for c in range(n_columns(pr)):
         if (dirty >> c) & 1:
@@ -382,33 +384,29 @@ def child_hash(
 
 
 @jit
+def ready_children_call(
+    pr: np.ndarray, st: np.ndarray, child: np.ndarray, parts: np.ndarray
+) -> Head:
+    """:func:`ready_children` as a compiled call of its own, not inlined into its caller (as
+    ``play_action`` is to ``apply_action``), and so :func:`play_child_call` and
+    :func:`child_hash_call`: for the searches whose children are not the hot loop (the
+    closure, the best-first and depth-first solvers), which then compile no copy of them;
+    :func:`expand` inlines them (the planner's lab record has the compile seconds)."""
+    return ready_children(pr, st, child, parts)
+
+
+@jit
 def play_child_call(pr: np.ndarray, st: np.ndarray, child: np.ndarray, a: int, dirty: int) -> int:
-    """:func:`play_child` as a compiled call of its own, not inlined into its caller (as
-    ``play_action`` is to ``apply_action``): for the searches whose children are not the
-    hot loop (the closure, the best-first and depth-first solvers), which then compile no
-    copy of the rules of their own; :func:`expand` inlines it."""
+    """:func:`play_child` as a compiled call of its own (see :func:`ready_children_call`)."""
     return play_child(pr, st, child, a, dirty)
 
 
 @jit
-def hash_parts_call(
-    pr: np.ndarray, st: np.ndarray, parts: np.ndarray
-) -> tuple[np.uint64, np.uint64]:
-    """:func:`hash_parts` as a compiled call of its own (see :func:`play_child_call`)."""
-    return hash_parts(pr, st, parts)
-
-
-@jit
 def child_hash_call(
-    pr: np.ndarray,
-    child: np.ndarray,
-    dirty: int,
-    whole: np.uint64,
-    runs: np.uint64,
-    parts: np.ndarray,
+    pr: np.ndarray, child: np.ndarray, dirty: int, head: Head, parts: np.ndarray
 ) -> np.uint64:
-    """:func:`child_hash` as a compiled call of its own (see :func:`play_child_call`)."""
-    return child_hash(pr, child, dirty, whole, runs, parts)
+    """:func:`child_hash` as a compiled call of its own (see :func:`ready_children_call`)."""
+    return child_hash(pr, child, dirty, head, parts)
 
 
 #: :func:`expand`'s ``deals``: play every legal deal, deal only where nothing else is legal, or
@@ -455,9 +453,8 @@ def expand(
     nc = 0
     for f in range(nf):
         unpack(pr, frontier[f], st)
-        copy_state(pr, st, child)
+        head = ready_children(pr, st, child, parts)
         dirty = 0  # the columns ``child`` differs from ``st`` in (play_child)
-        whole, runs = hash_parts(pr, st, parts)
         chaos = 0  # and its chaos_key's columns, for its children's keys
         for c in range(C):
             disorder[c] = column_disorder(pr, st, c)
@@ -490,7 +487,7 @@ def expand(
                 flags[F_FULL] = 1
                 return nc
             dirty = play_child(pr, st, child, a, dirty)
-            fresh = hash_insert(table, child_hash(pr, child, dirty, whole, runs, parts))
+            fresh = hash_insert(table, child_hash(pr, child, dirty, head, parts))
             if fresh == 0:
                 continue
             if fresh < 0:
@@ -731,11 +728,11 @@ __all__ = [
     "forced_discard",
     "frontier_buffers",
     "hash_insert",
-    "hash_parts",
-    "hash_parts_call",
     "play_child",
     "play_child_call",
     "ranked",
+    "ready_children",
+    "ready_children_call",
     "select",
     "table_size",
     "trace_line",

@@ -37,7 +37,6 @@ from spider_env.core.variants import Variant
 from spider_env.fast.game import (
     FastGame,
     OnGame,
-    copy_state,
     deals_left,
     is_won,
     legal_buffers,
@@ -62,8 +61,8 @@ from spider_env.search.beam import (
     first_empties,
     forced_discard,
     hash_insert,
-    hash_parts_call,
     play_child_call,
+    ready_children_call,
     table_size,
 )
 from spider_env.search.budget import DEFAULT_DFS_NODES, check_budget, check_dfs_nodes
@@ -128,9 +127,8 @@ def depth_first(
         if depth >= path.shape[0]:
             state[5] = 1  # no room for a deeper line: a position left out
             continue
-        copy_state(pr, st, child)
+        head = ready_children_call(pr, st, child, parts)
         dirty = 0  # the columns ``child`` differs from ``st`` in (play_child)
-        whole, runs = hash_parts_call(pr, st, parts)
         m = legal_ids(pr, st, ids, keys)
         forced = -1
         empty_dealt = empty_free = stock = -1
@@ -151,7 +149,7 @@ def depth_first(
                 state[0], state[1] = 0, generated
                 return UNKNOWN
             dirty = play_child_call(pr, st, child, a, dirty)
-            if hash_insert(table, child_hash_call(pr, child, dirty, whole, runs, parts)) <= 0:
+            if hash_insert(table, child_hash_call(pr, child, dirty, head, parts)) <= 0:
                 continue
             generated += 1
             if is_won(pr, child):

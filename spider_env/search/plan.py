@@ -31,7 +31,6 @@ from spider_env.fast.game import (
     FastGame,
     OnGame,
     column_length,
-    copy_state,
     deal_needs_no_empty,
     deals_left,
     dealt_columns,
@@ -62,8 +61,8 @@ from spider_env.search.beam import (
     forced_discard,
     frontier_buffers,
     hash_insert,
-    hash_parts_call,
     play_child_call,
+    ready_children_call,
     select,
     table_size,
     trace_line,
@@ -157,9 +156,8 @@ def closure(
     i = 0
     while i < n:
         unpack(pr, recs[i], st)
-        copy_state(pr, st, child)
+        head = ready_children_call(pr, st, child, parts)
         dirty = 0  # the columns ``child`` differs from ``st`` in (play_child)
-        whole, runs = hash_parts_call(pr, st, parts)
         m = legal_ids(pr, st, ids, keys)
         empty_dealt, empty_free = first_empties(pr, st)
         stock = deals_left(pr, st)
@@ -178,7 +176,7 @@ def closure(
                 # later look-up scan all of it)
                 full = 1
                 continue
-            fresh = hash_insert(table, child_hash_call(pr, child, dirty, whole, runs, parts))
+            fresh = hash_insert(table, child_hash_call(pr, child, dirty, head, parts))
             if fresh <= 0:
                 if fresh < 0:  # pragma: no cover - the table holds twice the room
                     full = 1

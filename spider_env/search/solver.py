@@ -79,8 +79,8 @@ from spider_env.search.beam import (
     BeamSolver,
     child_hash_call,
     hash_insert,
-    hash_parts_call,
     play_child_call,
+    ready_children_call,
     trace_line,
 )
 from spider_env.search.budget import (
@@ -260,9 +260,8 @@ def _stage(
         size -= 1
         counters[4] += 1
         unpack(pr, pool[node], st)
-        copy_state(pr, st, child)
+        head = ready_children_call(pr, st, child, parts)
         dirty = 0  # the columns ``child`` differs from ``st`` in (play_child)
-        whole, runs = hash_parts_call(pr, st, parts)
         n = legal_ids(pr, st, moves, keys)
         for i in range(n):
             a = moves[i]
@@ -270,7 +269,6 @@ def _stage(
             if not deal and prune and _pointless(pr, st, a):
                 counters[2] = 1
                 continue
-            # one call site: numba inlines apply_action at each (its compile time)
             dirty = play_child_call(pr, st, child, a, dirty)
             if deal:
                 if is_won(pr, child):
@@ -294,7 +292,7 @@ def _stage(
                 else:
                     counters[2] = 1  # a deal left out: the stage's search is not complete
                 continue
-            fresh = hash_insert(table, child_hash_call(pr, child, dirty, whole, runs, parts))
+            fresh = hash_insert(table, child_hash_call(pr, child, dirty, head, parts))
             if fresh == 0:
                 continue
             if fresh < 0 or nodes >= cap:
