@@ -148,9 +148,12 @@ class Mirror:
         m.rows = {k: r.copy() for k, r in self.rows.items()}
         return m
 
-    def write(self, dirty: int, full: bool = False) -> None:
+    def write(self, dirty: int, full: bool = False, before: np.ndarray | None = None) -> None:
+        """The kernel's observations of the ``dirty`` columns; ``before``: the columns'
+        lengths at the last write (the table then rewrites only their ends)."""
+        lengths = np.empty(0, dtype=np.int64) if before is None else before
         self.deals_left = K.write_table(
-            self.pr, self.st, dirty, full, self.tab.reshape(-1), self.comp, self.tops
+            self.pr, self.st, dirty, full, self.tab.reshape(-1), self.comp, self.tops, lengths
         )
         for k, row in self.rows.items():
             K.write_features(self.pr, self.st, dirty, self.layouts[k], row)
@@ -212,6 +215,7 @@ class Mirror:
         score0 = int(K.score(pr, self.st))
         runs0 = int(K.completed_runs(self.st))
         reveals0 = int(self.st[layout.H_REVEALS])
+        lengths = np.array([len(col) for col in s0.cols], dtype=np.int64)
         dirty = int(K.apply_action(pr, self.st, a))
         self.s = s
         changed = {
@@ -221,7 +225,7 @@ class Mirror:
         assert dirty >> self.v.n_columns == 0, (where, a, "dirty bits past the columns")
         assert changed <= marked, (where, a, "changed columns not in the dirty mask", changed)
         if self.obs:
-            self.write(dirty)
+            self.write(dirty, before=lengths)
             for fn, mode, w in REWARDS:
                 got = K.reward(pr, mode, w, score0, runs0, reveals0, self.st)
                 want = fn(s0, a, s)

@@ -63,6 +63,7 @@ def write_table(
     tab: np.ndarray,
     comp: np.ndarray,
     tops: np.ndarray,
+    before: np.ndarray,
 ) -> int:
     """The ``dict`` observation (``observation.TableEncoder``) of the columns in bit mask
     ``dirty``: ``tab`` is the ``"tableau"`` as one flat ``int8`` row (``C * L``, column ``c`` at
@@ -71,13 +72,20 @@ def write_table(
     (only positions given as a ``State`` get there): the caller raises, as ``TableEncoder``
     does. ``tab`` must hold the previous observation (or zeros): past a column's cards only its
     nonzero tail is cleared, and with ``full=False`` (a step, not a reset) the face-down
-    prefix, which a step never changes, is not rewritten."""
+    prefix, which a step never changes, is not rewritten.
+
+    ``before`` (with ``full=False``): each column's length when ``tab`` was last written, or an
+    empty array (not known). An action only changes a column's end: it takes cards off it,
+    puts cards on it, and turns up at most the card it leaves on top. So of a column that had
+    ``m`` cards and has ``n``, the cells below ``min(m, n) - 1`` are as written, and only the
+    cells from there on are written again."""
     C = pr[P_C]
     L = pr[P_L]
     Lo = pr[P_LOBS]
     o_cols = pr[P_OCOLS]
     o_len = pr[P_OLEN]
     o_down = pr[P_ODOWN]
+    known = before.shape[0] > 0
     for c in range(C):
         if dirty & (1 << c):
             ln = st[o_len + c]
@@ -86,10 +94,13 @@ def write_table(
             d = st[o_down + c]
             base = o_cols + c * L
             row = c * Lo
+            start = d
             if full:
                 for i in range(d):
                     tab[row + i] = 1
-            for i in range(d, ln):
+            elif known:
+                start = max(d, min(before[c], ln) - 1)
+            for i in range(start, ln):
                 tab[row + i] = st[base + i] + 2
             i = ln  # past the column: zeros, up to where the last write ended
             while i < Lo and tab[row + i] != 0:

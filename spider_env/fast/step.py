@@ -49,13 +49,14 @@ def _write_obs(
     comp: np.ndarray,
     tops: np.ndarray,
     feat: np.ndarray,
+    before: np.ndarray,
 ) -> int:
     """The observation of the ``dirty`` columns (``obs_kind`` 0: the table, 1: the features
     row, 2: none here: the per-action features are written by
     :mod:`~spider_env.fast.action_features`); returns deals left, or -1 when the table cannot
-    hold a column."""
+    hold a column. ``before``: the columns' lengths before the step (``write_table``'s)."""
     if obs_kind == 0:
-        return write_table(pr, st, dirty, full, tab, comp, tops)
+        return write_table(pr, st, dirty, full, tab, comp, tops, before)
     if obs_kind == 1:
         write_features(pr, st, dirty, flay, feat)
     return deals_left(pr, st)
@@ -204,7 +205,9 @@ def step_one(
     legal[0] = n
     for j in range(n):
         mask[legal[1 + j]] = True
-    dl = _write_obs(pr, st, dirty, False, obs_kind, flay, tab, comp, tops, feat)
+    # (every face-up card of the changed columns written again: lengths before the action
+    # would spare most of that, but not the allocation they need, in a step of one game)
+    dl = _write_obs(pr, st, dirty, False, obs_kind, flay, tab, comp, tops, feat, keys[:0])
     s1 = score(pr, st)
     _set_info(st, n, dl, s1, info)
     return reward_of(pr, mode, w, s0, r0, v0, s1, st)
@@ -264,7 +267,10 @@ def step_batch(
     for i in range(N):
         if resets[i] < 0 and (actions[i] < 0 or actions[i] >= n_act):
             return -1 - i
-    full = (1 << pr[P_C]) - 1
+    C = pr[P_C]
+    full = (1 << C) - 1
+    o_len = pr[P_OLEN]
+    before = np.empty(C, np.int64)  # a game's column lengths before its action (write_table)
     n_ended = 0
     overflow = -1
     for i in range(N):
@@ -299,13 +305,16 @@ def step_batch(
                     n_ended += 1
                 info[i, 0] = n_old
                 if obs_kind == 0:
-                    info[i, 1] = write_table(pr, st, 0, False, tab[i], comp[i], tops[i])
+                    info[i, 1] = write_table(pr, st, 0, False, tab[i], comp[i], tops[i], before)
                 else:
                     info[i, 1] = deals_left(pr, st)
                 continue
             s0 = info[i, 2]  # the score and runs of the position before (always kept)
             r0 = info[i, 4]
             v0 = st[H_REVEALS]
+            if obs_kind == 0:
+                for c in range(C):
+                    before[c] = st[o_len + c]
             dirty = apply_action(pr, st, a)
             s1 = score(pr, st)
             info[i, 2] = s1
@@ -329,7 +338,7 @@ def step_batch(
             n_ended += 1
         # (written out, not through _write_obs / _set_info: see the docstring)
         if obs_kind == 0:
-            dl = write_table(pr, st, dirty, resets[i] >= 0, tab[i], comp[i], tops[i])
+            dl = write_table(pr, st, dirty, resets[i] >= 0, tab[i], comp[i], tops[i], before)
             if dl < 0 and overflow < 0:
                 overflow = i
         else:
@@ -370,7 +379,9 @@ def observe_rows(
         n = legal_ids(pr, st, lg[1:], keys)
         lg[0] = n
         _new_mask(pr, masks[i], lg[1:], n)
-        dl = _write_obs(pr, st, full, True, obs_kind, flay, tab[i], comp[i], tops[i], feat[i])
+        dl = _write_obs(
+            pr, st, full, True, obs_kind, flay, tab[i], comp[i], tops[i], feat[i], keys[:0]
+        )
         if dl < 0 and overflow < 0:
             overflow = i
         _set_info(st, n, dl, score(pr, st), info[i])
