@@ -72,6 +72,7 @@ def bench_batched(a: argparse.Namespace) -> dict[str, Any]:
         "cpu_s_by_part": summary["cpu_s_by_part"],
         "wall_s_by_part": summary["wall_s_by_part"],
         "rollout_sides": summary["rollout_sides"],
+        "malloc": summary["malloc"],
     }
 
 
@@ -166,6 +167,8 @@ def main() -> None:
             total = sum(train.values())
             parts = ", ".join(f"{k} {v / total:.0%}" for k, v in train.items())
             print(f"{'':>15}CPU by part: {parts}")
+        if "malloc" in res:
+            print(f"{'':>15}malloc: {res['malloc']}")
         if "rollout_sides" in res:
             sides = res["rollout_sides"]
             calls = max(1, sides["calls"])

@@ -313,6 +313,129 @@ def test_the_max_pool_by_row_gives_scatter_reduces_values_and_gradients_with_tie
         assert h1.grad is not None and torch.equal(h2.grad, h1.grad)
 
 
+def _pooled(
+    h: torch.Tensor, rows: torch.Tensor, b: int, weights: torch.Tensor, compiled: bool
+) -> list[torch.Tensor]:
+    """The sums and maxima of ``h``'s rows by decision and ``h``'s gradient from a loss over
+    them and over a third use of the rows, compiled or through the torch ops. The third use is
+    made first, as the network scores its rows before it pools them: autograd then adds the
+    pools' gradients before the score's, in either path."""
+    from spider_env.agents.rl.action_set_net import MaxByRow, PoolByRow
+
+    x = h.clone().requires_grad_()
+    y = x * 1.0
+    w_sum, w_max, w_score = weights[:b], weights[b : 2 * b], weights[2 * b]
+    score = (y @ w_score).pow(2).sum()  # used before the pools, as the network's score is
+    if compiled:
+        total, top = PoolByRow.apply(y, rows, b)
+    else:
+        total = y.new_zeros((b, h.shape[1])).index_add(0, rows, y)
+        top = MaxByRow.apply(y, rows, b)
+    (score + (total / 3 * w_sum).sum() + (top * w_max).sum()).backward()
+    assert x.grad is not None
+    return [total.detach(), top.detach(), x.grad]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_compiled_row_pools_give_index_adds_sums_and_max_by_rows_maxima_and_gradients(
+    dtype: torch.dtype,
+) -> None:
+    """``PoolByRow`` (one compiled pass each way) against the torch path it stands for
+    (``index_add`` and ``MaxByRow``): the same sums and maxima, and the same gradient of the
+    rows bit for bit, also where a third use of the rows (the score's) adds its own, with tied
+    maxima, ReLU zeros, decisions without rows and rows in any order (the network's order of
+    uses: ``_pooled``)."""
+    pytest.importorskip("numba")
+    gen = torch.Generator().manual_seed(4)
+    for trial in range(80):
+        b, m, width = 12, int(torch.randint(1, 80, (1,), generator=gen)), 6
+        rows = torch.randint(0, b - 2, (m,), generator=gen)  # 2 decisions without rows
+        if trial % 3:
+            rows = torch.sort(rows).values  # as the network packs them
+        h = torch.relu(torch.randn(m, width, generator=gen, dtype=dtype)).round(decimals=1)
+        if trial % 2:
+            h[1:] = h[:-1].clone()  # identical rows: tied maxima
+        weights = torch.randn(2 * b + 1, width, generator=gen, dtype=dtype)
+        want = _pooled(h, rows, b, weights, compiled=False)
+        got = _pooled(h, rows, b, weights, compiled=True)
+        assert all(torch.equal(a, c) for a, c in zip(want, got))
+        assert torch.equal(got[1][b - 2 :], torch.full((2, width), -1e9, dtype=dtype))
+
+
+def test_the_network_pools_its_rows_compiled_and_without_numba_through_torch_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``pool_by_row`` takes the compiled pools on the CPU when numba is there and the torch
+    ops otherwise (numba missing, or a tensor on another device): the packed network's scores,
+    values and gradients are the same bit for bit either way."""
+    pytest.importorskip("numba")
+    from gymnasium import spaces
+    from spider_env.agents.rl import action_set_net
+    from spider_env.agents.rl.policy import ActionSetPolicy
+
+    from spider_env.core.variants import classic
+    from spider_env.observation.actions import action_feature_space
+
+    v = classic(2)
+    space = action_feature_space(v, 12)
+    policy = ActionSetPolicy(space, spaces.Discrete(v.n_actions), lambda _: 1e-3, hidden=16)
+    gen = torch.Generator().manual_seed(5)
+    feats = torch.randn((30, 12, space["actions"].shape[1]), generator=gen)
+    n = torch.randint(0, 13, (30, 1), generator=gen)
+    n[0] = 0  # a decision without rows
+    ids = torch.where(torch.arange(12)[None] < n, torch.arange(12.0)[None], -1.0)
+    obs = {"actions": feats, "action_ids": ids, "globals": torch.randn((30, 11), generator=gen)}
+
+    def run() -> tuple[list[torch.Tensor], str]:
+        policy.zero_grad()
+        scores, valid, latent = policy.features_extractor.slot_scores(obs, packed=True)
+        (scores[valid].sum() + latent.pow(2).sum()).backward()
+        grads = [p.grad.clone() for p in policy.parameters() if p.grad is not None]
+        return [scores.detach(), latent.detach(), *grads], type(latent.grad_fn).__name__
+
+    compiled = run()
+    monkeypatch.setattr(action_set_net, "_compiled_pool", lambda: False)
+    plain = run()
+    assert len(compiled[0]) == len(plain[0]) > 2
+    assert all(torch.equal(a, c) for a, c in zip(compiled[0], plain[0]))
+    h = torch.ones((3, 4), requires_grad=True)
+    monkeypatch.undo()
+    total, top = action_set_net.pool_by_row(h * 1.0, torch.tensor([0, 0, 1]), 2)
+    assert type(total.grad_fn).__name__ == "PoolByRowBackward"
+    total, top = action_set_net.pool_by_row(h.to(torch.bfloat16), torch.tensor([0, 0, 1]), 2)
+    assert type(top.grad_fn).__name__ == "MaxByRowBackward"
+
+
+def test_the_trainer_keeps_freed_memory_for_reuse_and_leaves_a_users_malloc_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``keep_freed_memory``: within it, a large block freed and asked for again comes back
+    without new page faults (glibc's malloc keeps it); a user's own malloc settings in the
+    environment are left to stand, and the trainer says which it did."""
+    import resource
+
+    from spider_env.agents.rl import memory
+
+    monkeypatch.setenv("MALLOC_TOP_PAD_", "0")
+    with memory.keep_freed_memory() as said:
+        assert said in ("as it was (MALLOC_TOP_PAD_ is set)", "as it was (not glibc)")
+    monkeypatch.delenv("MALLOC_TOP_PAD_")
+    for name in memory.USER_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    if memory._glibc() is None:
+        pytest.skip("keep_freed_memory changes nothing where the C library is not glibc")
+    size = 8 * 1024 * 1024 // 4  # 8 MB of float32: above glibc's mmap threshold by default
+    with memory.keep_freed_memory() as said:
+        assert said == "freed memory kept for reuse (glibc mallopt)"
+        first = np.ones(size, dtype=np.float32)  # pages of a new block: faults
+        del first
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        again = np.ones(size, dtype=np.float32)  # the freed block again: no new pages
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+        del again
+    assert faults < size * 4 // 4096 // 10, faults  # under a tenth of its 2,048 pages
+
+
 def test_the_embedding_relus_in_place_give_the_values_and_gradients_of_out_of_place_ones() -> None:
     """The action-set network's embedding rectifies in place (``nn.ReLU(inplace=True)``, no
     new tensor per row): its scores, value latent and every parameter's gradient equal those

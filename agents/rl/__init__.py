@@ -19,6 +19,7 @@ field), :mod:`.envs` (the deal sets and the one training env factory), :mod:`.ac
 and :mod:`.policy` (the action-set network, its SB3 policy and behaviour cloning),
 :mod:`.imitation` (demonstrations and the cloning data set), :mod:`.models` (making, loading
 and saving models with their sidecar, the player's scores), :mod:`.measure` (win rates,
-baselines, the batched evaluation of a saved model), :mod:`.plots` (learning curves).
+baselines, the batched evaluation of a saved model), :mod:`.plots` (learning curves),
+:mod:`.threads` and :mod:`.memory` (the trainers' torch threads and malloc).
 Experiments that are none of the three live in ``research/rl/``.
 """

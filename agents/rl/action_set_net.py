@@ -47,6 +47,60 @@ class MaxByRow(th.autograd.Function):
         return (grad / ties).index_select(0, rows).mul_(hit), None, None
 
 
+class PoolByRow(th.autograd.Function):
+    """``(total, top)``, both ``(b, H)``: the sum of ``h[m]`` over the ``m`` with ``rows[m] ==
+    r`` (``index_add``'s, in the order of ``m``) and :class:`MaxByRow`'s maximum, forward and
+    backward each in one compiled pass over the rows (:mod:`spider_env.fast.row_pool`): the
+    same values and gradients as those two, bit for bit, at a fraction of their passes over
+    ``(M, H)`` tensors (bit for bit in the network's order: there the rows are scored before
+    they are pooled, so autograd adds the pools' gradients first either way). CPU tensors only
+    (:func:`pool_by_row` chooses)."""
+
+    @staticmethod
+    def forward(ctx: Any, h: th.Tensor, rows: th.Tensor, b: int) -> tuple[th.Tensor, th.Tensor]:
+        from spider_env.fast import row_pool_kernels
+
+        kernels = row_pool_kernels()
+        h, rows = h.contiguous(), rows.contiguous()
+        total = h.new_zeros((b, h.shape[1]))
+        top = h.new_full((b, h.shape[1]), _NO_ROW_MAX)
+        kernels.pool_forward(h.detach().numpy(), rows.numpy(), total.numpy(), top.numpy())
+        ctx.save_for_backward(h, rows, top)
+        return total, top
+
+    @staticmethod
+    def backward(ctx: Any, g_total: th.Tensor, g_top: th.Tensor) -> tuple[th.Tensor, None, None]:
+        from spider_env.fast import row_pool_kernels
+
+        h, rows, top = ctx.saved_tensors
+        out, ties = th.empty_like(h), th.empty_like(top)
+        row_pool_kernels().pool_backward(
+            h.detach().numpy(), rows.numpy(), top.numpy(), g_total.contiguous().numpy(),
+            g_top.contiguous().numpy(), _NO_ROW_MAX, ties.numpy(), out.numpy(),
+        )  # fmt: skip
+        return out, None, None
+
+
+def pool_by_row(h: th.Tensor, rows: th.Tensor, b: int) -> tuple[th.Tensor, th.Tensor]:
+    """Each decision's sum and max of its rows' embeddings ``h`` ``(M, H)`` (``rows[m]`` the
+    decision of row ``m``, ``b`` decisions; ``-1e9`` the max of a decision without rows):
+    :class:`PoolByRow` on the CPU when numba is available, else ``index_add`` and
+    :class:`MaxByRow` (the specification), the same numbers."""
+    if h.device.type == "cpu" and h.dtype in (th.float32, th.float64) and _compiled_pool():
+        return PoolByRow.apply(h, rows, b)
+    return h.new_zeros((b, h.shape[1])).index_add(0, rows, h), MaxByRow.apply(h, rows, b)
+
+
+def _compiled_pool() -> bool:
+    from spider_env.fast import row_pool_kernels
+
+    try:
+        row_pool_kernels()
+    except ImportError:
+        return False
+    return True
+
+
 class ActionSetLayers:
     """The layers (``embed``, ``score``, ``value``) and forward pass of the action-set
     network, mixed into an ``nn.Module`` (:class:`ActionSetNet`, SB3's extractor).
@@ -117,10 +171,9 @@ class ActionSetLayers:
         b, k = valid.shape
         h = self.embed(th.cat((x, glob[rows]), dim=-1))  # (M, H)
         scores = x.new_zeros((b, k)).index_put((rows, cols), self.score(h).squeeze(-1))
-        width = h.shape[-1]
         count = valid.sum(dim=1).clamp(min=1).unsqueeze(-1).to(h.dtype)
-        mean = h.new_zeros((b, width)).index_add(0, rows, h) / count
-        mx = MaxByRow.apply(h, rows, b)
+        total, mx = pool_by_row(h, rows, b)
+        mean = total / count
         mx = th.where(valid.any(dim=1, keepdim=True), mx, th.zeros_like(mx))
         return scores, valid, self.value(th.cat((mean, mx, glob), dim=-1))
 
@@ -153,4 +206,11 @@ class ActionSetNet(nn.Module, ActionSetLayers):
         return self.logits_by_id(scores, valid, obs["action_ids"]), latent
 
 
-__all__ = ["NO_ROW_LOGIT", "ActionSetLayers", "ActionSetNet", "MaxByRow"]
+__all__ = [
+    "NO_ROW_LOGIT",
+    "ActionSetLayers",
+    "ActionSetNet",
+    "MaxByRow",
+    "PoolByRow",
+    "pool_by_row",
+]

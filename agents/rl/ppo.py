@@ -53,6 +53,7 @@ from spider_env.observation.actions import DEFAULT_ACTION_ROWS
 from spider_env.rewards import REWARD_MODES
 
 from .envs import TRAIN_DEALS, validation_deals
+from .memory import keep_freed_memory
 from .settings import (
     InputFile,
     Name,
@@ -430,8 +431,14 @@ class Timer:
 def train(s: BatchedPPOSettings) -> dict[str, Any]:
     """Train as ``s`` says; returns the summary (also ``summary.json``). A setting that cannot
     be used (the paths, the cloned model, the device) is a :class:`SettingsError` before
-    anything is trained or written."""
+    anything is trained or written. glibc's malloc keeps the memory freed while it runs
+    (:func:`~.memory.keep_freed_memory`)."""
     check_paths(s)
+    with keep_freed_memory() as malloc:
+        return _train(s, malloc)
+
+
+def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
     torch = _torch()
     from gymnasium.vector import AutoresetMode
 
@@ -459,6 +466,7 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
         (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     say = (lambda *a: None) if s.no_progress else print
     say(f"torch threads: {threads} (given)" if s.torch_threads else f"torch threads: {chosen}")
+    say(f"malloc: {malloc}")
 
     N, T, K = s.num_envs, s.n_steps, s.action_rows
     # With two threads or more the games are two halves, each its own env: one half's env step
@@ -726,6 +734,7 @@ def train(s: BatchedPPOSettings) -> dict[str, Any]:
         "train_steps_per_cpu_s": round(global_step / max(train_cpu, 1e-9)),
         "torch_threads": threads,
         "torch_threads_chosen": chosen,
+        "malloc": malloc,
         "cpu_s_by_part": {k: round(v, 1) for k, v in timer.cpu.items()},
         "wall_s_by_part": {k: round(v, 1) for k, v in timer.wall.items()},
         "rollout_sides": {  # per env step of a part of the games: which side bounds the rollout

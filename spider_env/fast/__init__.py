@@ -22,6 +22,8 @@ One module per concern (the compiled ones import numba, the others do not):
   named buffers of :mod:`~spider_env.fast.buffers` (NumPy only);
 * :mod:`~spider_env.fast.dense`: a dense layer summed in a fixed order per row, for the model
   player (compiled; :func:`dense_kernel`);
+* :mod:`~spider_env.fast.row_pool`: the action-set network's mean and max pools over each
+  decision's rows, for training (compiled; :func:`row_pool_kernels`);
 * :mod:`~spider_env.fast.game`: the one interface for search code (:class:`FastGame` from
   Python, the compiled functions a search calls from numba); NumPy only until one of those is
   used.
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import importlib.util
 import warnings
+from functools import cache
 from types import SimpleNamespace
 from typing import Any
 
@@ -108,6 +111,21 @@ def dense_kernel() -> Any:
     return dense
 
 
+@cache
+def row_pool_kernels() -> Any:
+    """The compiled pools of the action-set network (:mod:`spider_env.fast.row_pool`;
+    ``ImportError`` if numba is unavailable): what training's critic pools its rows with, the
+    same bits as torch's ``index_add`` and max by row."""
+    if not _NUMBA:
+        raise ImportError("the compiled row pools need numba (not installed)")
+    try:
+        from spider_env.fast import row_pool
+    except Exception as exc:  # an llvmlite/numba install that fails
+        why = f"{type(exc).__name__}: {exc}"
+        raise ImportError(f"the compiled row pools need numba ({why})") from None
+    return row_pool
+
+
 def available() -> bool:
     """Whether the compiled core can be used (numba imports and the kernel loads)."""
     if not _NUMBA:
@@ -156,6 +174,7 @@ __all__ = [
     "load_kernel",
     "params",
     "refusal",
+    "row_pool_kernels",
     "to_array",
     "warn_unavailable",
 ]
