@@ -34,6 +34,7 @@ functions as one namespace.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import warnings
 from functools import cache
@@ -97,18 +98,23 @@ def load_kernel() -> Any:
     return _kernel
 
 
+def _compiled_module(name: str, what: str) -> Any:
+    """The compiled module ``spider_env.fast.<name>`` (``ImportError`` naming ``what`` if numba
+    is missing or fails to load)."""
+    if not _NUMBA:
+        raise ImportError(f"the compiled {what} needs numba (not installed)")
+    try:
+        return importlib.import_module(f"spider_env.fast.{name}")
+    except Exception as exc:  # an llvmlite/numba install that fails
+        why = f"{type(exc).__name__}: {exc}"
+        raise ImportError(f"the compiled {what} needs numba ({why})") from None
+
+
 def dense_kernel() -> Any:
     """The compiled dense layer :func:`spider_env.fast.dense.dense` (``ImportError`` if numba
     is unavailable): the model player's layers, the same bits as
     :func:`spider_env.agents.networks.dense_sum`."""
-    if not _NUMBA:
-        raise ImportError("the compiled dense layer needs numba (not installed)")
-    try:
-        from spider_env.fast.dense import dense
-    except Exception as exc:  # an llvmlite/numba install that fails
-        why = f"{type(exc).__name__}: {exc}"
-        raise ImportError(f"the compiled dense layer needs numba ({why})") from None
-    return dense
+    return _compiled_module("dense", "dense layer").dense
 
 
 @cache
@@ -116,14 +122,7 @@ def row_pool_kernels() -> Any:
     """The compiled pools of the action-set network (:mod:`spider_env.fast.row_pool`;
     ``ImportError`` if numba is unavailable): what training's critic pools its rows with, the
     same bits as torch's ``index_add`` and max by row."""
-    if not _NUMBA:
-        raise ImportError("the compiled row pools need numba (not installed)")
-    try:
-        from spider_env.fast import row_pool
-    except Exception as exc:  # an llvmlite/numba install that fails
-        why = f"{type(exc).__name__}: {exc}"
-        raise ImportError(f"the compiled row pools need numba ({why})") from None
-    return row_pool
+    return _compiled_module("row_pool", "row pools")
 
 
 def available() -> bool:
