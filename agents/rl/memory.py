@@ -5,9 +5,14 @@ frees them. glibc's malloc serves a block that large with a fresh ``mmap`` and r
 kernel when freed (and trims the top of its heap past 128 KB), so the next minibatch's tensors
 are new pages again, each a page fault when first written: about 10,000 faults per update of
 8,192 decisions here. :func:`keep_freed_memory` raises both thresholds for the duration of a
-training run (``mallopt``: large blocks come from the heap, and the heap keeps its freed top) and
-puts glibc's defaults back afterwards, releasing what it kept (``malloc_trim``). The training
-guide's speed section has the figures.
+training run (``mallopt``: large blocks come from the heap, and the heap keeps up to 1 GiB of
+its freed top). Afterwards it releases what the heap kept (``malloc_trim``) and leaves the
+thresholds where glibc's own adaptive rule raises them at most as large blocks are freed:
+blocks up to 32 MiB from the heap, the heap trimmed past 64 MiB free. glibc's starting values,
+128 KiB each, are not put back: ``mallopt`` would fix them there for good, without the adaptive
+rule, and every large block after training (an RLlib run's in the same process, say) would be
+mapped anew; measured, that made RLlib's learner about half again as slow. The training guide's
+speed section has the figures.
 
 Nothing is changed where the C library is not glibc, or where the user has tuned malloc through
 the environment (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_TOP_PAD_``,
@@ -25,12 +30,12 @@ from contextlib import contextmanager
 
 #: ``mallopt``'s parameters (``<malloc.h>``).
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-#: glibc's defaults of the two (the mmap threshold's is its starting value).
-DEFAULT_THRESHOLD = 128 * 1024
-#: While training: the largest mmap threshold glibc accepts on 64-bit systems (32 MiB), and a
-#: trim threshold of 1 GiB.
+#: While training: the largest mmap threshold glibc accepts on 64-bit systems (32 MiB, also
+#: where its adaptive rule stops raising it), and a trim threshold of 1 GiB.
 KEEP_MMAP_THRESHOLD = 32 * 1024 * 1024
 KEEP_TRIM_THRESHOLD = 1024 * 1024 * 1024
+#: After training: twice the mmap threshold, as glibc's adaptive rule sets it.
+AFTER_TRIM_THRESHOLD = 2 * KEEP_MMAP_THRESHOLD
 #: Environment variables by which a user tunes glibc's malloc: present, nothing is changed.
 USER_SETTINGS = (
     "MALLOC_MMAP_THRESHOLD_",
@@ -68,19 +73,21 @@ def keep_freed_memory() -> Iterator[str]:
         if libc.mallopt(M_MMAP_THRESHOLD, KEEP_MMAP_THRESHOLD) and libc.mallopt(
             M_TRIM_THRESHOLD, KEEP_TRIM_THRESHOLD
         ):
-            restore.append(lambda: _defaults(libc))
+            restore.append(lambda: _after(libc))
             yield "freed memory kept for reuse (glibc mallopt)"
         else:
-            _defaults(libc)
+            _after(libc)
             yield "as it was (mallopt refused)"
     finally:
         for undo in restore:
             undo()
 
 
-def _defaults(libc: ctypes.CDLL) -> None:
-    libc.mallopt(M_MMAP_THRESHOLD, DEFAULT_THRESHOLD)
-    libc.mallopt(M_TRIM_THRESHOLD, DEFAULT_THRESHOLD)
+def _after(libc: ctypes.CDLL) -> None:
+    """The thresholds at the most glibc's adaptive rule raises them to, the kept memory
+    released."""
+    libc.mallopt(M_MMAP_THRESHOLD, KEEP_MMAP_THRESHOLD)
+    libc.mallopt(M_TRIM_THRESHOLD, AFTER_TRIM_THRESHOLD)
     libc.malloc_trim(0)
 
 
