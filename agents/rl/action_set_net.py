@@ -17,6 +17,7 @@ from typing import Any
 
 import torch as th
 from torch import nn
+from torch.autograd.function import once_differentiable
 
 from ..networks import NO_ROW_LOGIT  # the logit of a legal action without a row
 
@@ -69,6 +70,7 @@ class PoolByRow(th.autograd.Function):
         return total, top
 
     @staticmethod
+    @once_differentiable  # a compiled kernel: no graph of its own to differentiate again
     def backward(ctx: Any, g_total: th.Tensor, g_top: th.Tensor) -> tuple[th.Tensor, None, None]:
         from spider_env.fast import row_pool_kernels
 
