@@ -362,6 +362,26 @@ def test_the_compiled_row_pools_give_index_adds_sums_and_max_by_rows_maxima_and_
         assert torch.equal(got[1][b - 2 :], torch.full((2, width), -1e9, dtype=dtype))
 
 
+def test_the_compiled_row_pools_refuse_rows_out_of_range_or_of_the_wrong_shape() -> None:
+    """The kernels index without bounds checks, so ``PoolByRow`` checks its rows first: a
+    row outside ``0..b-1``, a row count other than ``h``'s or rows not int64 is one clear
+    error, as torch's ``index_add`` would give."""
+    pytest.importorskip("numba")
+    from spider_env.agents.rl.action_set_net import PoolByRow
+
+    h = torch.ones((3, 4))
+    with pytest.raises(IndexError, match=r"rows must lie in 0\.\.1"):
+        PoolByRow.apply(h, torch.tensor([0, 1, 2]), 2)
+    with pytest.raises(IndexError, match="rows must lie"):
+        PoolByRow.apply(h, torch.tensor([0, -1, 1]), 2)
+    with pytest.raises(ValueError, match=r"h \(M, H\) and int64 rows \(M,\)"):
+        PoolByRow.apply(h, torch.tensor([0, 1]), 2)
+    with pytest.raises(ValueError, match="int64 rows"):
+        PoolByRow.apply(h, torch.tensor([0, 1, 1], dtype=torch.int32), 2)
+    total, top = PoolByRow.apply(h, torch.tensor([0, 1, 1]), 2)
+    assert total.tolist() == [[1.0] * 4, [2.0] * 4] and top.tolist() == [[1.0] * 4] * 2
+
+
 def test_the_network_pools_its_rows_compiled_and_without_numba_through_torch_alike(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -62,6 +62,13 @@ class PoolByRow(th.autograd.Function):
         from spider_env.fast import row_pool_kernels
 
         kernels = row_pool_kernels()
+        if h.dim() != 2 or rows.shape != h.shape[:1] or rows.dtype != th.int64:
+            raise ValueError(
+                f"PoolByRow takes h (M, H) and int64 rows (M,), got {tuple(h.shape)} and "
+                f"{tuple(rows.shape)} {rows.dtype}"
+            )
+        if len(rows) and not (int(rows.min()) >= 0 and int(rows.max()) < b):
+            raise IndexError(f"PoolByRow: rows must lie in 0..{b - 1} (b = {b})")
         h, rows = h.contiguous(), rows.contiguous()
         total = h.new_zeros((b, h.shape[1]))
         top = h.new_full((b, h.shape[1]), _NO_ROW_MAX)

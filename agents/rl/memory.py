@@ -25,7 +25,7 @@ import ctypes
 import ctypes.util
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 #: ``mallopt``'s parameters (``<malloc.h>``).
@@ -68,19 +68,13 @@ def keep_freed_memory() -> Iterator[str]:
     if tuned:
         yield f"as it was ({tuned[0]} is set)"
         return
-    restore: list[Callable[[], None]] = []
+    kept = libc.mallopt(M_MMAP_THRESHOLD, KEEP_MMAP_THRESHOLD) and libc.mallopt(
+        M_TRIM_THRESHOLD, KEEP_TRIM_THRESHOLD
+    )
     try:
-        if libc.mallopt(M_MMAP_THRESHOLD, KEEP_MMAP_THRESHOLD) and libc.mallopt(
-            M_TRIM_THRESHOLD, KEEP_TRIM_THRESHOLD
-        ):
-            restore.append(lambda: _after(libc))
-            yield "freed memory kept for reuse (glibc mallopt)"
-        else:
-            _after(libc)
-            yield "as it was (mallopt refused)"
+        yield "freed memory kept for reuse (glibc mallopt)" if kept else "mallopt refused"
     finally:
-        for undo in restore:
-            undo()
+        _after(libc)
 
 
 def _after(libc: ctypes.CDLL) -> None:
