@@ -172,6 +172,18 @@ def test_planted_empty_columns_aliases_and_a_last_card_turned_up() -> None:
         check_from([EMPTY_AND_ALIASES, LAST_CARD], rows, steps=12)
 
 
+def test_a_winning_move_leaves_no_moves_after_it_in_its_row() -> None:
+    # One run wins: AS onto 2S completes it. After it a move would take 3S (left on column 1)
+    # onto 4S, 2S onto 3S and 6S onto column 0's 7S, but a won game has no legal moves, so
+    # the row's features of the moves after it (24-26) stay 0, as the pure encoder says.
+    v = get_variant("spider-1suit").with_options(runs_to_win=1)
+    won_next = position(
+        ["* 7S KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2S", "|9S 3S AS", "4S", "6S", "2S", "5S",
+         "8S", "9S", "TS", "JS"], variant=v, piles=5,
+    )  # fmt: skip
+    check_from([won_next], 96, steps=1)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_planted_runs_completed_uncovered_and_discarded(name: str) -> None:
     v = playable(name)

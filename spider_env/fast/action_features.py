@@ -55,9 +55,11 @@ from spider_env.fast.layout import (
     H_MOVES,
     H_REVEALS,
     H_UNDOS,
+    P_ANYSUIT,
     P_C,
     P_DEALT,
     P_DECK_AT,
+    P_KINGS,
     P_L,
     P_LOBS,
     P_NCARDS,
@@ -76,7 +78,7 @@ from spider_env.fast.layout import (
     P_SIZE,
     P_TOPVIS,
 )
-from spider_env.fast.rules import apply_action, legal_ids
+from spider_env.fast.rules import apply_action, card_targets, is_won, movable, target_masks
 from spider_env.fast.scorer import move_gain
 
 N_ACTION_FEATURES = 27  # observation.spaces.N_ACTION_FEATURES (checked by the engine)
@@ -100,8 +102,7 @@ class Scratch(NamedTuple):
 
     ps: np.ndarray  # the player's position (a clean state vector)
     ch: np.ndarray  # ps with one action played
-    later: np.ndarray  # legal ids after an action
-    keys: np.ndarray  # legal_ids' scratch
+    keys: np.ndarray  # target_masks' keys (of the position after an action)
     colh: np.ndarray  # (C, 2) uint64: each column's hashes
     rest: np.ndarray  # (6,) uint64: the stock's and the runs' hashes, and a pair of scratch
     tmp_f: np.ndarray  # (A, 27) float32: every row's features
@@ -119,7 +120,6 @@ def new_scratch(pr: np.ndarray) -> Scratch:
     return Scratch(
         ps=np.full(size, -1, dtype=np.int32),
         ch=np.full(size, -1, dtype=np.int32),
-        later=np.zeros(A + 1, dtype=np.int32),
         keys=np.zeros(max(64, N_CARD_IDS), dtype=np.int64),
         colh=np.zeros((C, 2), dtype=np.uint64),
         rest=np.zeros(6, dtype=np.uint64),
@@ -377,23 +377,37 @@ def _card(pr: np.ndarray, st: np.ndarray, c: int, from_end: int) -> int:
 
 @jit_inline
 def _takes_run(
-    pr: np.ndarray, nxt: np.ndarray, later: np.ndarray, n_later: int, col: int, skip: int
+    pr: np.ndarray,
+    nxt: np.ndarray,
+    keys: np.ndarray,
+    empty: int,
+    col: int,
+    skip: int,
+    any_suit: bool,
+    kings: bool,
 ) -> float:
-    """``actions._takes_run``: a legal move of ``later`` puts onto ``col`` the card one below
+    """``actions._takes_run``: a legal move of ``nxt`` puts onto ``col`` the card one below
     ``col``'s exposed card (same suit: its id less one) from a column other than ``col`` and
-    ``skip``."""
+    ``skip``. The moves are the rules' (:func:`~spider_env.fast.rules.movable`,
+    :func:`~spider_env.fast.rules.card_targets` by ``keys`` and ``empty``, of
+    :func:`~spider_env.fast.rules.target_masks` on ``nxt``), asked of the groups headed by that
+    card only: the legal ids that ``legal_ids`` would list, without listing them."""
     n = nxt[pr[P_OLEN] + col]
     if n <= nxt[pr[P_ODOWN] + col]:
         return 0.0
     want = _card(pr, nxt, col, 1) - 1
-    n_move = pr[P_NMOVE]
-    for t in range(n_later):
-        b = later[t]
-        if b >= n_move:
-            break  # ids are sorted: the moves come first
-        s, k, d = decode_move(pr, b)
-        if d == col and s != col and s != skip and _card(pr, nxt, s, k) == want:
-            return 1.0
+    L = pr[P_L]
+    o_len = pr[P_OLEN]
+    o_cols = pr[P_OCOLS]
+    for s in range(pr[P_C]):
+        if s in (col, skip):
+            continue
+        base = o_cols + s * L + nxt[o_len + s]
+        for k in range(1, movable(pr, nxt, s) + 1):
+            if nxt[base - k] == want:
+                if card_targets(keys, empty, want, s, any_suit, kings) >> col & 1:
+                    return 1.0
+                break  # the targets depend on the card alone, not on k
     return 0.0
 
 
@@ -487,7 +501,7 @@ def encode_game(
     made a 4-suit decision 3% slower, and a helper for a move's row 7%; only the rows' ranking
     (:func:`_keep_rows`, one call of few arrays) is one."""
     # the arrays by name, once
-    ps, ch, later, keys = scratch.ps, scratch.ch, scratch.later, scratch.keys
+    ps, ch, keys = scratch.ps, scratch.ch, scratch.keys
     colh, rest = scratch.colh, scratch.rest
     tmp_f, tmp_g, tmp_a, order = scratch.tmp_f, scratch.tmp_g, scratch.tmp_a, scratch.order
     vkeys, vcounts, vused = memory.vkeys, memory.vcounts, memory.vused
@@ -502,6 +516,8 @@ def encode_game(
     n_move = pr[P_NMOVE]
     deal_end = n_move + pr[P_NDEAL]
     discard_end = deal_end + pr[P_NDISC]
+    any_suit = pr[P_ANYSUIT] != 0
+    kings = pr[P_KINGS] != 0
     for k in range(pr[P_SIZE]):  # ch = ps (whole: the stock too)
         ch[k] = ps[k]
     # the position, counted as visited
@@ -569,7 +585,7 @@ def encode_game(
         gain = 0.0
         if a < n_move or (deal_end <= a and a < discard_end):
             # a move or a discard: played on ch (ps's copy), read, undone; one call site each
-            # (numba inlines apply_action, move_gain and legal_ids at every call site)
+            # (numba inlines apply_action and move_gain at every call site)
             if a < n_move:
                 col1, col2 = src, dst
             else:
@@ -633,23 +649,18 @@ def encode_game(
                     f[23] = 1.0
                 splits = not reveals and k < up
                 takes_dst = ch[o_len + dst] > ch[o_down + dst]
-                n_later = 0
-                if splits or takes_dst:
-                    n_later = legal_ids(pr, ch, later, keys)
-                if splits:
-                    rest_up = ch[o_len + src] - ch[o_down + src]
-                    if ch[o_down + src] > 0:
-                        for u in range(n_later):
-                            b = later[u]
-                            if b >= n_move:
-                                break
-                            bs, bk, _bd = decode_move(pr, b)
-                            if bs == src and bk == rest_up:
-                                f[24] = 1.0
-                                break
-                    f[25] = _takes_run(pr, ch, later, n_later, src, src)
-                if takes_dst:
-                    f[26] = _takes_run(pr, ch, later, n_later, dst, src)
+                if (splits or takes_dst) and not is_won(pr, ch):
+                    # the child's legal moves (none once won), asked only what is needed
+                    empty_ch = target_masks(pr, ch, keys)
+                    if splits:
+                        rest_up = ch[o_len + src] - ch[o_down + src]
+                        if ch[o_down + src] > 0 and 0 < rest_up <= movable(pr, ch, src):
+                            head_rest = _card(pr, ch, src, rest_up)
+                            if card_targets(keys, empty_ch, head_rest, src, any_suit, kings):
+                                f[24] = 1.0  # the rest of src's face-up cards can move
+                        f[25] = _takes_run(pr, ch, keys, empty_ch, src, src, any_suit, kings)
+                    if takes_dst:
+                        f[26] = _takes_run(pr, ch, keys, empty_ch, dst, src, any_suit, kings)
             _restore(pr, ps, ch, col1, col2)
         elif a < deal_end:
             f[1] = 1.0

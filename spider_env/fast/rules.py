@@ -104,22 +104,16 @@ def score(pr: np.ndarray, st: np.ndarray) -> int:
 
 
 @jit_inline
-def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray) -> int:
-    """Write the legal action ids of ``st`` in increasing order into ``out``; return how many.
-
-    ``keys`` is scratch space of at least 52 int64. Mirrors ``rules._compute_legal``.
+def target_masks(pr: np.ndarray, st: np.ndarray, keys: np.ndarray) -> int:
+    """Fill ``keys`` (at least 52 int64) for :func:`card_targets`: ``keys[x]`` the bit mask of
+    the columns a card of key ``x`` may go on, where ``x`` is the card's rank (any-suit
+    building) or its id (same-suit); nothing goes on an Ace. Returns the mask of empty columns.
     """
-    if is_won(pr, st):
-        return 0
     C = pr[P_C]
-    R = pr[P_R]
     L = pr[P_L]
     o_len = pr[P_OLEN]
     o_cols = pr[P_OCOLS]
     any_suit = pr[P_ANYSUIT] != 0
-    kings = pr[P_KINGS] != 0
-    # keys[x]: bit mask of the columns a card of key x may go on, where x is the card's rank
-    # (any-suit building) or its id (same-suit); nothing goes on an Ace.
     for x in range(N_RANKS if any_suit else N_CARD_IDS):
         keys[x] = 0
     empty = 0
@@ -132,23 +126,56 @@ def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray)
             r = _RANK[top]
             if r != 0:
                 keys[r - 1 if any_suit else top - 1] |= 1 << d
+    return empty
+
+
+@jit_inline
+def movable(pr: np.ndarray, st: np.ndarray, src: int) -> int:
+    """How many cards of column ``src`` may move together: its suited run, or every face-up
+    card where the variant moves any face-up group."""
+    if pr[P_SUITED] != 0:
+        return st[pr[P_ORUN] + src]
+    return st[pr[P_OLEN] + src] - st[pr[P_ODOWN] + src]
+
+
+@jit_inline
+def card_targets(
+    keys: np.ndarray, empty: int, moved: int, src: int, any_suit: bool, kings: bool
+) -> int:
+    """The bit mask of the columns that a group headed by card ``moved`` may go to from column
+    ``src`` (within :func:`movable`), by :func:`target_masks`' ``keys`` and ``empty`` mask."""
+    bits = keys[_RANK[moved] if any_suit else moved]
+    if empty and (not kings or _RANK[moved] == KING):
+        bits |= empty
+    return bits & ~(1 << src)
+
+
+@jit_inline
+def legal_ids(pr: np.ndarray, st: np.ndarray, out: np.ndarray, keys: np.ndarray) -> int:
+    """Write the legal action ids of ``st`` in increasing order into ``out``; return how many.
+
+    ``keys`` is scratch space of at least 52 int64. Mirrors ``rules._compute_legal``: the
+    moves by :func:`target_masks`, :func:`movable` and :func:`card_targets`.
+    """
+    if is_won(pr, st):
+        return 0
+    C = pr[P_C]
+    R = pr[P_R]
+    L = pr[P_L]
+    o_len = pr[P_OLEN]
+    o_cols = pr[P_OCOLS]
+    any_suit = pr[P_ANYSUIT] != 0
+    kings = pr[P_KINGS] != 0
+    empty = target_masks(pr, st, keys)
     n = 0
-    suited = pr[P_SUITED] != 0
-    o_run = pr[P_ORUN]
-    o_down = pr[P_ODOWN]
     for src in range(C):
         ln = st[o_len + src]
         if ln == 0:
             continue
-        kmax = st[o_run + src] if suited else ln - st[o_down + src]
+        kmax = movable(pr, st, src)
         base = o_cols + src * L + ln
-        others = ~(1 << src)
         for k in range(1, kmax + 1):
-            moved = st[base - k]
-            bits = keys[_RANK[moved] if any_suit else moved]
-            if empty and (not kings or _RANK[moved] == KING):
-                bits |= empty
-            bits &= others
+            bits = card_targets(keys, empty, st[base - k], src, any_suit, kings)
             if bits:
                 a0 = _move_index(C, R, src, k, 0)
                 while bits:  # the target columns, lowest first
