@@ -1,6 +1,7 @@
 """The position scorer of :mod:`spider_env.heuristics` (``PositionScorer``), compiled: a column's
 value and a move's one-step gain over state vectors, the same float64 operations in the same order
-(so the same bits). The pure scorer is the specification (``tests/test_fast_scorer.py``).
+(so the same bits). The pure scorer is the specification: ``tests/test_action_features_compiled.py``
+holds each row's gain (feature 16) to it bit for bit.
 
 The weights are not written here: :func:`scorer_vector` packs the numbers of a
 ``heuristics.Weights`` and the scorer's two switches (any-suit building, open game) into the
