@@ -5,8 +5,9 @@
 :func:`encode_rows` writes the features of any games of a batch in one call, each game one
 decision: its rows ``feats[i]`` ``(K, 27)``, ids ``ids[i]`` ``(K,)`` and globals ``glob[i]``
 ``(11,)`` (``float32``), from its state vector and its legal ids (the compiled core's
-``rules.legal_ids``, the one mirror of the rules: no legality is written here), and its episode
-memory (below), which ``fresh`` games forget first.
+``rules.legal_ids``, the one mirror of the rules: no legality is written here; the moves after
+a move are asked of the pieces ``legal_ids`` is built from, ``target_masks``, ``movable`` and
+``card_targets``), and its episode memory (below), which ``fresh`` games forget first.
 
 What a player sees, and nothing more. Like the pure encoder, each decision works on the
 *player's position* (:func:`player_position`): the game's state with every hidden slot (face-down
