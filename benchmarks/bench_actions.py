@@ -17,7 +17,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from reference import cartpole_steps_per_second
+from reference import best, cartpole_steps_per_second
 from spider_env.agents.rl.settings import ArgumentParser
 
 from spider_env.env import SpiderEnv
@@ -63,16 +63,16 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error(f"--repeats must be at least 1, got {args.repeats}")
-    best = range(args.repeats)
-    cart = max(cartpole_steps_per_second() for _ in best)
+    r = args.repeats
+    cart = best(r, cartpole_steps_per_second)
     print(f"CartPole-v1: {cart:,.0f} steps/CPU-s (best of {args.repeats})")
     for suits in (1, 2, 4):
         for n in (256, 4096):
             for mode in ("dict", "actions"):
-                r = max(vector_rate(suits, n, mode) for _ in best)
-                print(f"suits {suits} N {n:>4} {mode:>7}: {r:>10,.0f} env-steps/CPU-s  "
-                      f"{r / cart:5.2f}x CartPole")  # fmt: skip
-    print(f"pure encoder, 1 suit: {max(pure_rate() for _ in best):,.0f} decisions/CPU-s")
+                rate = best(r, lambda s=suits, n=n, m=mode: vector_rate(s, n, m))
+                print(f"suits {suits} N {n:>4} {mode:>7}: {rate:>10,.0f} env-steps/CPU-s  "
+                      f"{rate / cart:5.2f}x CartPole")  # fmt: skip
+    print(f"pure encoder, 1 suit: {best(r, pure_rate):,.0f} decisions/CPU-s")
 
 
 if __name__ == "__main__":

@@ -25,13 +25,12 @@ run it as
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from reference import cartpole_steps_per_second
+from reference import best, cartpole_steps_per_second
 from spider_env.agents.rl.settings import ArgumentParser
 
 import spider_env  # noqa: F401  (registers Spider-v0)
@@ -96,19 +95,18 @@ def bench_vector(suits: int, steps: int, n_envs: int, **kwargs: Any) -> float:
     return n_calls * n_envs / dt
 
 
-def best(repeats: int, fn: Callable[[], float]) -> float:
-    return max(fn() for _ in range(repeats))
-
-
 def main() -> None:
     p = ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--steps", type=int, default=50_000, help="steps per run")
     p.add_argument("--repeats", type=int, default=3, help="runs per figure (best is shown)")
-    p.add_argument("--suits", type=int, nargs="*", default=[1, 2, 4])
+    p.add_argument("--suits", type=int, nargs="*", choices=(1, 2, 4), default=[1, 2, 4])
     p.add_argument("--obs-mode", default="dict", choices=["dict", "features", "flat"])
     p.add_argument("--vector-envs", type=int, default=8)
     p.add_argument("--cpu-time", action="store_true", help="steps per CPU second, not wall")
     args = p.parse_args()
+    for flag in ("steps", "repeats", "vector_envs"):
+        if getattr(args, flag) < 1:
+            p.error(f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}")
     global CLOCK
     if args.cpu_time:
         CLOCK = time.process_time

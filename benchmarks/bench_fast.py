@@ -73,7 +73,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from reference import cartpole_steps_per_second
+from reference import best, cartpole_steps_per_second
 from spider_env.agents.rl.settings import ArgumentParser
 
 import spider_env
@@ -109,10 +109,6 @@ def measure(chunk: Callable[[], int], seconds: float) -> float:
         dt = CLOCK() - t0
         if dt >= seconds:
             return done / dt
-
-
-def best(repeats: int, fn: Callable[[], float]) -> float:
-    return max(fn() for _ in range(repeats))
 
 
 # --- 1. single env ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from reference import cartpole_steps_per_second
+from reference import best, cartpole_steps_per_second
 from spider_env.agents.model import load_model_agent
 from spider_env.agents.rl.settings import ArgumentParser
 
@@ -83,12 +83,13 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as exc:
         p.error(f"--deals/--alone: {exc}")
     common = ["--suits", str(args.suits), "--deals", args.deals, "--jobs", "1", "--no-progress"]
-    best = range(args.repeats)
-    cart = max(cartpole_steps_per_second() for _ in best)
-    model_cpu = min(command_cpu(["evaluate", "--agent", args.model, *common]) for _ in best)
-    greedy_cpu = min(command_cpu(["evaluate", "--agent", "greedy", *common]) for _ in best)
-    batched, steps = max(batched_rate(args.model, args.suits, list(deals)) for _ in best)
-    alone = max(single_rate(args.model, args.suits, list(alone_deals)) for _ in best)
+    r, deals, alone_deals = args.repeats, list(deals), list(alone_deals)
+    cart = best(r, cartpole_steps_per_second)
+    # a command's least CPU is its least disturbed run: the best of the negated times
+    model_cpu = -best(r, lambda: -command_cpu(["evaluate", "--agent", args.model, *common]))
+    greedy_cpu = -best(r, lambda: -command_cpu(["evaluate", "--agent", "greedy", *common]))
+    batched, steps = max(batched_rate(args.model, args.suits, deals) for _ in range(r))
+    alone = best(r, lambda: single_rate(args.model, args.suits, alone_deals))
     figures = {
         "model": os.path.relpath(args.model, ROOT),
         "suits": args.suits,

@@ -11,6 +11,12 @@ import gymnasium as gym
 import numpy as np
 
 
+def best(repeats: int, fn: Callable[[], float]) -> float:
+    """The most of ``repeats`` measurements ``fn()``: on a shared machine the least disturbed
+    run is the one that tells the code's speed."""
+    return max(fn() for _ in range(repeats))
+
+
 def cartpole_steps_per_second(
     steps: int = 50_000, clock: Callable[[], float] = time.process_time
 ) -> float:
