@@ -287,6 +287,55 @@ def test_a_minibatch_of_the_packed_rollout_gives_the_padded_rows_values_and_grad
     assert all(torch.equal(x, y) for x, y in zip(padded, packed))
 
 
+def test_a_minibatchs_halves_weighted_by_their_share_give_its_gradient_and_statistics() -> None:
+    """The trainer computes a minibatch as two halves (at once, on two threads), each loss
+    weighted by its share of the decisions: their gradients and statistics add up to those of
+    the whole minibatch's loss, the KL from a cloned model's policy included."""
+    from gymnasium import spaces
+    from spider_env.agents.rl.policy import ActionSetPolicy
+
+    from spider_env.core.variants import classic
+    from spider_env.observation.actions import action_feature_space
+
+    v = classic(1)
+    space = action_feature_space(v, 12)
+    torch.manual_seed(3)
+    policy = ActionSetPolicy(space, spaces.Discrete(v.n_actions), lambda _: 1e-3, hidden=16)
+    anchor = ppo._anchor(ActionSetPolicy(space, spaces.Discrete(v.n_actions), lambda _: 1e-3,
+                                         hidden=16))  # fmt: skip
+    rp = ppo.RowPolicy(policy)
+    gen = torch.Generator().manual_seed(2)
+    b, f = 48, space["actions"].shape[1]
+    n = torch.randint(1, 11, (b, 1), generator=gen)
+    ids = torch.where(torch.arange(12)[None] < n, torch.arange(12.0)[None], -1.0)
+    rollout = ppo.PackedRows(
+        torch.randn((b, 12, f), generator=gen), ids, torch.randn((b, 11), generator=gen)
+    )
+    played = (torch.rand(b, generator=gen) * n[:, 0]).long()
+    old_logp = -torch.rand(b, generator=gen) * 2
+    adv, old_value, returns = (torch.randn(b, generator=gen) for _ in range(3))
+    s = ppo.BatchedPPOSettings(bc="x.zip", bc_coef=0.3)
+    params = list(policy.parameters())
+    i = torch.randperm(b, generator=gen)[:29]  # an odd size: halves of 14 and 15
+
+    def part(j: torch.Tensor, n: int | None) -> tuple[list[torch.Tensor], torch.Tensor]:
+        loss, stats = ppo.minibatch_loss(rp, rollout, j, played[j], old_logp[j], adv[j],
+                                         old_value[j], returns[j], s, n, anchor, 0.3)  # fmt: skip
+        grads = torch.autograd.grad(loss, params, allow_unused=True)
+        return [g for g in grads if g is not None], stats
+
+    whole_grads, whole_stats = part(i, None)
+    (g1, s1), (g2, s2) = part(i[:14], 29), part(i[14:], 29)
+    assert len(whole_grads) == len(g1) == len(g2) > 6
+    for g, a, c in zip(whole_grads, g1, g2):
+        torch.testing.assert_close(a + c, g, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(s1 + s2, whole_stats, rtol=1e-5, atol=1e-6)
+    assert dict(zip(ppo.STAT_NAMES, whole_stats.tolist()))["bc_kl"] > 0
+    # (the mean of the halves' own means is not the minibatch's: they differ in size)
+    t1, t2 = part(i[:14], None)[1], part(i[14:], None)[1]
+    assert not torch.allclose((t1 + t2) / 2, whole_stats, rtol=1e-5, atol=1e-6)
+
+
 def test_the_max_pool_by_row_gives_scatter_reduces_values_and_gradients_with_ties() -> None:
     """The packed network's max pool (``action_set_net.MaxByRow``) against ``scatter_reduce``'s
     ``"amax"`` it replaces: the same maxima and the same gradients bit for bit, a gradient

@@ -21,7 +21,12 @@ normalisation, a linearly annealed learning rate) written for Spider's action se
 * with two threads or more the rollout is pipelined: the games are two halves, each its own
   env, and one half's env steps on a second thread while torch chooses the other half's
   actions. Actions are drawn by :func:`sample_rows` from one uniform number per game and step,
-  drawn at the start of the rollout, so the split changes no draw.
+  drawn at the start of the rollout, so the split changes no draw;
+* a minibatch's gradient is the sum of its two halves' gradients (:func:`minibatch_loss` of
+  each, weighted by its share of the decisions, so that the two add up to the minibatch's
+  loss): with two threads or more the halves run at once, one on each thread, each on half of
+  torch's threads, where torch's own threads shared out one pass over the whole minibatch less
+  well. With one thread they run one after the other.
 
 Every ``eval_every`` steps the policy (most likely action) plays the validation deals, all at
 once in a second vector env (:func:`play_deals`), which is a row of ``eval.csv`` and a
@@ -36,6 +41,7 @@ later) is saved as ``model.safetensors`` (and ``model.zip``). ``bc`` starts from
 from __future__ import annotations
 
 import csv
+import functools
 import itertools
 import json
 import time
@@ -72,6 +78,8 @@ from .threads import choose_threads
 DEVICES = ("cpu", "cuda")
 #: The logit of a row that stands for no legal action (its probability is exactly 0).
 MASKED_LOGIT = -1e8
+#: The statistics of an update's last minibatch, in the summary's ``last_update``.
+STAT_NAMES = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "bc_kl")
 
 
 @dataclass(frozen=True)
@@ -337,6 +345,38 @@ def _anchor(policy: Any) -> RowPolicy:
     return RowPolicy(frozen)
 
 
+def minibatch_loss(
+    rp: RowPolicy, packed: PackedRows, i: Any, played: Any, old_logp: Any, adv: Any,
+    old_value: Any, returns: Any, s: BatchedPPOSettings, n: int | None = None,
+    anchor: RowPolicy | None = None, coef: float = 0.0,
+) -> tuple[Any, Any]:  # fmt: skip
+    """The PPO loss of the decisions ``i`` of a packed rollout (a scalar) and its statistics
+    (:data:`STAT_NAMES`, a tensor): the rows ``played`` with their log-probabilities and
+    values then, the advantages ``adv`` (normalised already) and the returns, all of ``i``;
+    with an ``anchor`` and ``coef > 0``, plus ``coef`` times the KL divergence from it. ``i``
+    is a part of a minibatch of ``n`` decisions (default: all of it): both are weighted by its
+    share, ``len(i) / n``, so the parts' sums are the minibatch's loss and statistics."""
+    torch = _torch()
+    k = max(1, int(packed.count[i].max()))  # the most rows a decision of i uses
+    logits, valid, value = rp.forward_packed(packed, i, k)
+    terms = clipped_losses(
+        logits, valid, value, played, old_logp, adv, old_value, returns, s.clip_coef
+    )
+    loss = terms.policy_loss - s.ent_coef * terms.entropy + s.vf_coef * terms.value_loss
+    bc_kl = torch.zeros(())
+    if anchor is not None and coef > 0:
+        with torch.no_grad():
+            a_logp = masked_log_probs(anchor.forward_packed(packed, i, k)[0], valid)[0]
+        bc_kl = kl_from(a_logp, terms.logp, valid).mean()
+        loss = loss + coef * bc_kl
+    with torch.no_grad():
+        approx_kl = ((terms.ratio - 1) - terms.log_ratio).mean()
+        clipfrac = ((terms.ratio - 1.0).abs() > s.clip_coef).float().mean()
+        stats = (terms.policy_loss, terms.value_loss, terms.entropy, approx_kl, clipfrac, bc_kl)
+    share = 1.0 if n is None else len(i) / n
+    return loss * share, torch.stack(stats) * share
+
+
 # --- evaluation ---------------------------------------------------------------------------------
 def play_deals(
     policy: Any, variant: Variant, s: BatchedPPOSettings, deals: range, device: Any = "cpu"
@@ -460,7 +500,8 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
     policy = model.policy.to(device)
     rp = RowPolicy(policy)
     anchor = _anchor(policy) if s.bc_coef > 0 else None
-    optimizer = torch.optim.Adam(policy.parameters(), lr=s.learning_rate, eps=1e-5)
+    params = list(policy.parameters())
+    optimizer = torch.optim.Adam(params, lr=s.learning_rate, eps=1e-5)
     out = Path(s.out)
     with setting_up("out"):
         (out / "checkpoints").mkdir(parents=True, exist_ok=True)
@@ -474,6 +515,8 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
     # actions on this one (torch on one thread meanwhile, so the two never wait on each other).
     # Game i is seeded s.seed + i in either case, as one env of N games seeds it.
     pipelined = threads >= 2 and N >= 2
+    # the update's minibatches are two parts: on two threads (half the threads each) if pipelined
+    part_threads = max(1, threads // 2) if pipelined else threads
     cuts = [0, N // 2, N] if pipelined else [0, N]
     halves = [slice(lo, hi) for lo, hi in itertools.pairwise(cuts)]
     envs_of = [
@@ -491,7 +534,6 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
     values = torch.zeros((T, N), device=device)
     rewards = torch.zeros((T, N), device=device)
     dones = torch.zeros((T, N), device=device)
-    kmax = np.zeros(T, dtype=np.int64)
 
     obs_of = [e.reset(seed=s.seed + h.start)[0] for e, h in zip(envs_of, halves)]
     stepper = ThreadPoolExecutor(1, thread_name_prefix="ppo-env") if pipelined else None
@@ -553,9 +595,8 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
         c0, w0 = time.process_time(), time.perf_counter()
         o, g = obs_of[h], halves[h]
         # only the rows some game uses: the rest have id -1 and the packed network never
-        # reads their features (a row past kmax[t] keeps an older rollout's)
+        # reads their features (a row past them keeps an older rollout's)
         k = rows_used(o["action_ids"])
-        kmax[t] = max(kmax[t], k)
         feats[t, g, :k].copy_(torch.from_numpy(o["actions"][:, :k]))
         ids[t, g].copy_(torch.from_numpy(o["action_ids"]))
         glob[t, g].copy_(torch.from_numpy(o["globals"]))
@@ -614,6 +655,28 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
         timer.add("env step", c0, w0)
         record(t, h, stepped)
 
+    def part_grads(j: Any, adv: Any, n: int, coef: float) -> tuple[tuple[Any, ...], Any]:
+        """The gradients of the loss of the decisions ``j``, a part of a minibatch of ``n``
+        (their advantages ``adv``, normalised over the minibatch), and its statistics, both
+        weighted by the part's share (:func:`minibatch_loss`)."""
+        if torch.get_num_threads() != part_threads:  # (the stepping thread's own setting)
+            torch.set_num_threads(part_threads)
+        loss, stats = minibatch_loss(
+            rp, packed, j, b_rows[j], b_logp[j], adv, b_val[j], b_ret[j], s, n, anchor, coef
+        )
+        return torch.autograd.grad(loss, params, allow_unused=True), stats
+
+    def minibatch_grads(i: Any, adv: Any, coef: float) -> list[tuple[tuple[Any, ...], Any]]:
+        """:func:`part_grads` of the two halves of minibatch ``i``, in order: the second on the
+        stepping thread while this one computes the first when the rollout is pipelined."""
+        n = len(i)
+        if n < 2:
+            return [part_grads(i, adv, n, coef)]
+        first, second = slice(0, n // 2), slice(n // 2, n)
+        other = stepper.submit(part_grads, i[second], adv[second], n, coef) if stepper else None
+        mine = part_grads(i[first], adv[first], n, coef)
+        return [mine, other.result() if other else part_grads(i[second], adv[second], n, coef)]
+
     try:
         next_eval = 0
         for update in range(updates):
@@ -625,7 +688,6 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
             policy.eval()
             # --- rollout
             torch.set_num_threads(1 if pipelined else threads)
-            kmax[:] = 0
             uniforms = torch.rand((T, N), device=device)  # every game's draws (sample_rows)
 
             pending: tuple[int, int, Any] | None = None  # a half's step under way (t, h, future)
@@ -664,43 +726,30 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
             packed = PackedRows(feats.reshape(-1, K, F), ids.reshape(-1, K), glob.reshape(-1, G))
             b_rows, b_logp = rows.reshape(-1), logprobs.reshape(-1)
             b_adv, b_ret, b_val = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
-            b_k = torch.as_tensor(np.repeat(kmax, N))
             mb = max(1, s.batch // s.minibatches)
+            # a minibatch is two parts, each its own forward and backward pass: on two threads
+            # when the rollout is pipelined (torch on part_threads each), else one after the other
+            torch.set_num_threads(part_threads)
             stats: dict[str, float] = {}
             for _epoch in range(s.update_epochs):
                 order = torch.randperm(s.batch)
-                approx_kl = torch.zeros(())
+                approx_kl = 0.0
                 for lo in range(0, s.batch, mb):
                     i = order[lo : lo + mb]
-                    k = int(b_k[i].max())
-                    logits, valid, value = rp.forward_packed(packed, i, k)
                     adv = b_adv[i]
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                    logp, log_ratio, ratio, pg_loss, v_loss, ent = clipped_losses(
-                        logits, valid, value, b_rows[i], b_logp[i], adv, b_val[i], b_ret[i],
-                        s.clip_coef,
-                    )  # fmt: skip
-                    with torch.no_grad():
-                        approx_kl = ((ratio - 1) - log_ratio).mean()
-                        clipfrac = ((ratio - 1.0).abs() > s.clip_coef).float().mean()
-                    loss = pg_loss - s.ent_coef * ent + s.vf_coef * v_loss
-                    bc_kl = torch.zeros(())
                     coef = s.bc_coef * max(0.0, 1.0 - global_step / s.bc_steps)
-                    if anchor is not None and coef > 0:
-                        with torch.no_grad():
-                            a_logits = anchor.forward_packed(packed, i, k)[0]
-                            a_logp = masked_log_probs(a_logits, valid)[0]
-                        bc_kl = kl_from(a_logp, logp, valid).mean()
-                        loss = loss + coef * bc_kl
-                    optimizer.zero_grad()
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(policy.parameters(), s.max_grad_norm)
+                    parts = minibatch_grads(i, adv, coef)
+                    for param, *grads in zip(params, *(g for g, _ in parts)):
+                        given = [g for g in grads if g is not None]
+                        param.grad = None if not given else functools.reduce(torch.add, given)
+                    torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm)
                     optimizer.step()
-                    stats = {"policy_loss": pg_loss.item(), "value_loss": v_loss.item(),
-                             "entropy": ent.item(), "approx_kl": approx_kl.item(),
-                             "clipfrac": clipfrac.item(), "bc_kl": bc_kl.item()}  # fmt: skip
-                if s.target_kl and float(approx_kl) > s.target_kl:
+                    stats = dict(zip(STAT_NAMES, sum(t for _, t in parts).tolist()))
+                    approx_kl = stats["approx_kl"]
+                if s.target_kl and approx_kl > s.target_kl:
                     break
+            torch.set_num_threads(threads)
             if not all(np.isfinite(list(stats.values()))):
                 raise FloatingPointError(f"update {update}: a loss is not finite: {stats}")
             timer.add("update", c0, w0)
@@ -754,6 +803,7 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
 __all__ = [
     "DEVICES",
     "MASKED_LOGIT",
+    "STAT_NAMES",
     "BatchedPPOSettings",
     "LossTerms",
     "RowPolicy",
@@ -761,6 +811,7 @@ __all__ = [
     "kl_from",
     "make_envs",
     "masked_log_probs",
+    "minibatch_loss",
     "play_deals",
     "rows_used",
     "sample_rows",
