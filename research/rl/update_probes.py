@@ -1,13 +1,15 @@
 """Probes of the batched PPO's update (the training record's "Where the batched trainer's time
 goes"): the wall and CPU time of one pass over a rollout's minibatches, done three ways.
 
-* ``eager``: the trainer's way: torch on two threads, ``loss.backward()`` per minibatch;
+* ``eager``: the trainer's way until it computed halves: torch on two threads,
+  ``loss.backward()`` per minibatch;
 * ``compiled``: the same loss through ``torch.compile(dynamic=True)`` (the packed rows make
   every minibatch's shape different); its first pass, which compiles, is timed apart;
 * ``one``: the trainer's loss, torch on one thread;
 * ``halves``: torch on one thread, and two Python threads each taking half of the minibatch's
   decisions through the network (``torch.autograd.grad``), their gradients summed in a fixed
-  order (the same gradient up to float rounding).
+  order (the same gradient up to float rounding): the trainer's way now
+  (``spider_env.agents.rl.ppo.minibatch_loss``).
 
 The rollout is one of random legal play of ``--n`` games over ``--steps`` steps, as the trainer
 stores it (``PackedRows``); its advantages, returns and old log-probabilities are random draws
