@@ -235,6 +235,28 @@ def test_the_batched_ppo_starts_from_the_cloned_model(cloned: Path, tmp_path: Pa
     assert not all(torch.equal(bc[k], last[k]) for k in bc)  # then trained on
 
 
+def test_the_kl_from_the_cloned_model_is_taken_alike_on_one_thread_and_on_two(
+    cloned: Path, tmp_path: Path
+) -> None:
+    """``--bc-coef`` keeps PPO near the clone: on two threads each half of a minibatch takes the
+    KL from the clone on its own thread, and the run learns as on one thread (the same losses
+    up to the float rounding of the threads)."""
+    from spider_env.agents.rl import ppo
+
+    def run(threads: int) -> dict[str, float]:
+        s = ppo.BatchedPPOSettings(bc=str(cloned / "bc.zip"), bc_coef=0.5, num_envs=8,
+                                   n_steps=8, timesteps=128, eval_every=128, eval_deals=2,
+                                   eval_envs=2, max_episode_steps=20, minibatches=2,
+                                   no_progress=True, torch_threads=threads,
+                                   out=str(tmp_path / str(threads)))  # fmt: skip
+        return ppo.train(s)["last_update"]
+
+    one, two = run(1), run(2)
+    assert one["bc_kl"] > 0
+    for key, value in one.items():
+        assert two[key] == pytest.approx(value, rel=1e-3, abs=1e-7), key
+
+
 def test_evaluate_plays_a_cloned_model_on_its_sidecars_game(cloned: Path) -> None:
     out = _cli("evaluate", "--agent", str(cloned / "bc.safetensors"), "--deals", "1000:1002",
                "--max-steps", "100", "--no-progress")  # fmt: skip
