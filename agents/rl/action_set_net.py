@@ -178,7 +178,7 @@ class ActionSetLayers:
         order of ``valid.nonzero()`` (``valid`` ``(B, K)``); a trainer that keeps its rollout
         packed gathers only these rows."""
         b, k = valid.shape
-        h = self.embed(th.cat((x, glob[rows]), dim=-1))  # (M, H)
+        h = self.embed(th.cat((x, glob.index_select(0, rows)), dim=-1))  # (M, H)
         scores = x.new_zeros((b, k)).index_put((rows, cols), self.score(h).squeeze(-1))
         count = valid.sum(dim=1).clamp(min=1).unsqueeze(-1).to(h.dtype)
         total, mx = pool_by_row(h, rows, b)
