@@ -318,9 +318,10 @@ def test_a_minibatchs_halves_weighted_by_their_share_give_its_gradient_and_stati
     params = list(policy.parameters())
     i = torch.randperm(b, generator=gen)[:29]  # an odd size: halves of 14 and 15
 
-    def part(j: torch.Tensor, n: int | None) -> tuple[list[torch.Tensor], torch.Tensor]:
+    def part(j: torch.Tensor, of: int | None) -> tuple[list[torch.Tensor], torch.Tensor]:
+        """Decisions ``j``'s gradients and statistics, as a part of a minibatch of ``of``."""
         loss, stats = ppo.minibatch_loss(rp, rollout, j, played[j], old_logp[j], adv[j],
-                                         old_value[j], returns[j], s, n, anchor, 0.3)  # fmt: skip
+                                         old_value[j], returns[j], s, of, anchor, 0.3)  # fmt: skip
         grads = torch.autograd.grad(loss, params, allow_unused=True)
         return [g for g in grads if g is not None], stats
 
