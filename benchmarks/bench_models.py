@@ -85,9 +85,9 @@ def main(argv: list[str] | None = None) -> None:
     common = ["--suits", str(args.suits), "--deals", args.deals, "--jobs", "1", "--no-progress"]
     r, deals, alone_deals = args.repeats, list(deals), list(alone_deals)
     cart = best(r, cartpole_steps_per_second)
-    # a command's least CPU is its least disturbed run: the best of the negated times
-    model_cpu = -best(r, lambda: -command_cpu(["evaluate", "--agent", args.model, *common]))
-    greedy_cpu = -best(r, lambda: -command_cpu(["evaluate", "--agent", "greedy", *common]))
+    # a command's least CPU is its least disturbed run
+    model_cpu = min(command_cpu(["evaluate", "--agent", args.model, *common]) for _ in range(r))
+    greedy_cpu = min(command_cpu(["evaluate", "--agent", "greedy", *common]) for _ in range(r))
     batched, steps = max(batched_rate(args.model, args.suits, deals) for _ in range(r))
     alone = best(r, lambda: single_rate(args.model, args.suits, alone_deals))
     figures = {
