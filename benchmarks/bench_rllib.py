@@ -10,7 +10,8 @@
   (over rows, ``--env-runner``: spider-env's ``ArrayEnvRunner``, the default, or RLlib's own),
   the learner in the driver (``num_learners=0``); the same network (the action-set network,
   ``--hidden``), ``--n-steps`` steps per game per update, so every row updates on
-  ``num_envs * n_steps`` decisions;
+  ``num_envs * n_steps`` decisions, both learners' row embeddings in ``--precision`` (``auto``:
+  bfloat16 on a CPU that multiplies it natively, as both trainers' default);
 * CartPole-v1 through ``gym.make`` (``reference.py``), the speed reference of every benchmark.
 
 Env-steps (decisions) per wall second and per CPU-second, after a warm-up update (numba,
@@ -21,7 +22,7 @@ learner's update, which alternate. Needs the ``rllib`` extra (``make test-rllib`
 venv). Not a test; run it as
 
     .venv/rllib/bin/python benchmarks/bench_rllib.py [--suits 1] [--hidden 64]
-        [--num-envs 256] [--n-steps 32] [--updates 4] [--runners 0,1,2]
+        [--num-envs 256] [--n-steps 32] [--updates 4] [--runners 0,1,2] [--precision auto]
         [--obs-modes rows,actions] [--action-rows 96] [--env-runner arrays] [--json PATH]
         [--profile N]
 """
@@ -42,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_training import bench_batched
 from reference import cartpole_steps_per_second
+from spider_env.agents.rl.ppo import PRECISIONS
 from spider_env.agents.rl.rllib import DEFAULT_ENV_RUNNER, ENV_RUNNERS, OBS_MODES
 from spider_env.agents.rl.settings import ArgumentParser
 
@@ -74,6 +76,7 @@ def bench_rllib(a: argparse.Namespace, runners: int, obs_mode: str) -> dict[str,
         suits=a.suits, hidden=a.hidden, num_env_runners=runners, obs_mode=obs_mode,
         action_rows=a.action_rows, env_runner=a.env_runner,
         num_envs_per_env_runner=a.num_envs // max(1, runners), n_steps=a.n_steps,
+        precision=a.precision,
     )  # fmt: skip
     ray.init(
         address="local", num_cpus=max(2, runners), include_dashboard=False, logging_level="ERROR"
@@ -119,6 +122,10 @@ def main() -> None:
     p.add_argument("--updates", type=int, default=4)
     p.add_argument("--threads", type=int, default=2, help="torch threads of the driver")
     p.add_argument("--runners", default="0,1,2", help="env runner counts, comma separated")
+    p.add_argument(
+        "--precision", default="auto", choices=PRECISIONS,
+        help="the learners' row embeddings, both trainers' (their --precision)",
+    )  # fmt: skip
     p.add_argument(
         "--obs-modes",
         default="rows,actions",

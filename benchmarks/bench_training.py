@@ -16,11 +16,13 @@ warm-up (numba compiling, the first update). For the batched trainer also where 
 whole process's while that part runs: the env stepping on the second thread counts towards the
 policy's part while torch chooses actions, and "env step" is the time spent waiting for it),
 and per step of the rollout the env's own time (the CPU of the thread stepping it) beside the
-policy's choice of actions, the two sides of the pipeline.
+policy's choice of actions, the two sides of the pipeline, and the update's precision
+(``--precision``, the trainer's: ``auto`` is bfloat16 on a CPU that multiplies it natively).
 Not a test; run it as
 
     .venv/bin/python benchmarks/bench_training.py [--suits 1] [--hidden 64] [--num-envs 256]
-        [--n-steps 32] [--updates 4] [--sb3-steps 8192] [--recipe-steps 2048] [--json PATH]
+        [--n-steps 32] [--updates 4] [--precision auto] [--sb3-steps 8192]
+        [--recipe-steps 2048] [--json PATH]
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from reference import cartpole_steps_per_second
+from spider_env.agents.rl.ppo import PRECISIONS
 from spider_env.agents.rl.settings import ArgumentParser
 
 #: The batched PPO's speed target: env-steps per wall-second on 2 cores, 1 suit, hidden 64.
@@ -52,7 +55,8 @@ def bench_batched(a: argparse.Namespace) -> dict[str, Any]:
 
     common = dict(
         suits=a.suits, num_envs=a.num_envs, n_steps=a.n_steps, hidden=a.hidden,
-        eval_deals=8, eval_envs=8, torch_threads=a.threads, no_progress=True,
+        eval_deals=8, eval_envs=8, torch_threads=a.threads, precision=a.precision,
+        no_progress=True,
     )  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         batch = a.num_envs * a.n_steps
@@ -73,6 +77,7 @@ def bench_batched(a: argparse.Namespace) -> dict[str, Any]:
         "wall_s_by_part": summary["wall_s_by_part"],
         "rollout_sides": summary["rollout_sides"],
         "malloc": summary["malloc"],
+        "update_precision": summary["update_precision"],
     }
 
 
@@ -136,6 +141,10 @@ def main() -> None:
     p.add_argument("--n-steps", type=int, default=32)
     p.add_argument("--updates", type=int, default=4)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument(
+        "--precision", default="auto", choices=PRECISIONS,
+        help="the batched PPO's update precision (its --precision)",
+    )  # fmt: skip
     p.add_argument("--sb3-steps", type=int, default=8192)
     p.add_argument("--recipe-steps", type=int, default=2048)
     p.add_argument("--sections", nargs="+", default=["batched", "sb3-compiled", "sb3-recipe"])
@@ -169,6 +178,8 @@ def main() -> None:
             print(f"{'':>15}CPU by part: {parts}")
         if "malloc" in res:
             print(f"{'':>15}malloc: {res['malloc']}")
+        if "update_precision" in res:
+            print(f"{'':>15}update precision: {res['update_precision']}")
         if "rollout_sides" in res:
             sides = res["rollout_sides"]
             calls = max(1, sides["calls"])

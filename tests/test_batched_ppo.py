@@ -591,3 +591,110 @@ def test_threads_left_to_choose_are_chosen_from_the_free_cores_and_said(
         torch.set_num_threads(before)
     with pytest.raises(SettingsError, match="torch_threads"):
         ppo.BatchedPPOSettings(torch_threads=-1)
+
+
+def test_legal_exp_is_exp_at_the_legal_rows_and_leaves_the_masked_ones_to_the_mask() -> None:
+    """``legal_exp`` never takes the exponential of a masked row's log-probability (near
+    ``MASKED_LOGIT``, the vectorised ``exp``'s slow path); at the legal rows it is ``exp`` bit
+    for bit, so the entropy, the samples and their gradients are those of ``logp.exp()``."""
+    gen = torch.Generator().manual_seed(5)
+    logits = torch.randn(64, 12, generator=gen)
+    valid = torch.rand(64, 12, generator=gen) < 0.5
+    valid[:, 0] = True
+    logits = logits.masked_fill(~valid, ppo.MASKED_LOGIT).requires_grad_(True)
+    logp = torch.log_softmax(logits, -1)
+    got = ppo.legal_exp(logp, valid)
+    assert torch.equal(got[valid], logp.exp()[valid]) and torch.all(got[~valid] == 1)
+    u = torch.rand(64, generator=gen)
+    cdf = logp.detach().exp().cumsum(-1)
+    plain = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], right=True)[:, 0]
+    last = valid.sum(-1) - 1
+    assert torch.equal(ppo.sample_rows(logp.detach(), valid, u), torch.minimum(plain, last))
+    _, entropy = ppo.masked_log_probs(logits, valid)
+    (g_new,) = torch.autograd.grad(entropy.sum(), logits)
+    plogp = torch.where(valid, logp.exp() * logp, torch.zeros_like(logp))
+    (g_old,) = torch.autograd.grad(-plogp.sum(), logits)
+    assert torch.equal(entropy, -plogp.sum(-1)) and torch.equal(g_new, g_old)
+
+
+def test_the_embedding_in_bfloat16_pads_its_rows_to_a_block_and_stays_near_float32() -> None:
+    """With ``row_dtype = torch.bfloat16`` the packed rows' embedding multiplies in bfloat16
+    (other numbers than float32's), its rows padded with zeros to a multiple of ``ROW_BLOCK``
+    (oneDNN builds a kernel per shape), and gives float32 scores, values and gradients within
+    bfloat16's rounding of float32's; ``None`` embeds exactly the rows, in float32."""
+    from spider_env.agents.rl.action_set_net import ROW_BLOCK, ActionSetNet
+
+    gen = torch.Generator().manual_seed(11)
+    b, k, f, g = 40, 24, 6, 3
+    feats = torch.randn(b, k, f, generator=gen)
+    valid = torch.rand(b, k, generator=gen) < 0.5
+    glob = torch.randn(b, g, generator=gen)
+    w = torch.randn(b, k, generator=gen)
+    rows = int(valid.sum())
+    assert rows % ROW_BLOCK
+    torch.manual_seed(0)
+    net = ActionSetNet(f, g, 30, 32, 16)
+    seen: list[tuple[int, torch.dtype]] = []
+    net.embed[0].register_forward_hook(lambda m, a, out: seen.append((len(a[0]), out.dtype)))
+    got = {}
+    for dtype in (None, torch.bfloat16):
+        net.row_dtype = dtype
+        net.zero_grad()
+        scores, _, latent = net.row_scores(feats, valid, glob, packed=True)
+        assert scores.dtype == latent.dtype == torch.float32
+        ((scores * w * valid).sum() + latent.square().sum()).backward()
+        got[dtype] = (scores.detach(), latent.detach(), [p.grad.clone() for p in net.parameters()])
+    assert seen == [(rows, torch.float32), (-(-rows // ROW_BLOCK) * ROW_BLOCK, torch.bfloat16)]
+    (s32, l32, g32), (s16, l16, g16) = got[None], got[torch.bfloat16]
+    assert not torch.equal(s32, s16)  # the products were bfloat16's
+    assert torch.allclose(s16, s32, atol=0.02 * s32.abs().max().item())
+    assert torch.allclose(l16, l32, atol=0.02 * l32.abs().max().item())
+    assert len(g16) == 8 and all(
+        torch.allclose(x, y, atol=0.08 * y.abs().max().item()) for x, y in zip(g16, g32)
+    )
+
+
+def test_precision_auto_is_bfloat16_only_on_a_cpu_that_multiplies_it_natively(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``precision="auto"`` (the default) is bfloat16 where the CPU multiplies it natively and
+    float32 elsewhere (a GPU included); a precision given is used as given; another is refused."""
+    assert ppo.BatchedPPOSettings().precision == "auto"
+    monkeypatch.setattr(ppo, "native_bfloat16", lambda: True)
+    assert ppo.update_precision("auto", "cpu") == (
+        torch.bfloat16, "bfloat16 (auto: the CPU multiplies bfloat16 natively)"
+    )  # fmt: skip
+    assert ppo.update_precision("auto", "cuda")[0] is None
+    assert ppo.update_precision("float32", "cpu") == (None, "float32 (given)")
+    monkeypatch.setattr(ppo, "native_bfloat16", lambda: False)
+    assert ppo.update_precision("auto", "cpu") == (
+        None, "float32 (auto: no native bfloat16 on this device)"
+    )  # fmt: skip
+    assert ppo.update_precision("bfloat16", "cpu") == (torch.bfloat16, "bfloat16 (given)")
+    with pytest.raises(SettingsError, match="precision"):
+        ppo.BatchedPPOSettings(precision="float16")
+
+
+def test_only_the_update_embeds_in_bfloat16_the_rollout_and_evaluations_in_float32(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``precision="bfloat16"``: every embedding with gradients (the update's) is bfloat16's,
+    every one without (the rollout's choices, the evaluations) float32's; the output and the
+    summary say which precision was used."""
+    from spider_env.agents.rl.action_set_net import ActionSetLayers
+
+    calls: list[tuple[bool, object]] = []
+    embed_rows = ActionSetLayers.embed_rows
+
+    def spy(self: ActionSetLayers, inp: torch.Tensor) -> torch.Tensor:
+        calls.append((torch.is_grad_enabled(), self.row_dtype))
+        return embed_rows(self, inp)
+
+    monkeypatch.setattr(ActionSetLayers, "embed_rows", spy)
+    settings = {**TINY, "precision": "bfloat16", "no_progress": False}
+    summary = ppo.train(ppo.BatchedPPOSettings(**settings, out=str(tmp_path)))  # type: ignore[arg-type]
+    assert summary["update_precision"] == "bfloat16 (given)"
+    assert "update precision: bfloat16 (given)" in capsys.readouterr().out.splitlines()
+    assert all(np.isfinite(v) for v in summary["last_update"].values())
+    assert {d for grad, d in calls if grad} == {torch.bfloat16}
+    assert {d for grad, d in calls if not grad} == {None}

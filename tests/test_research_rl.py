@@ -172,6 +172,8 @@ def test_recipe_errors_are_one_line_with_status_2(
         ("update_probes", ["--steps", "0"], "--steps"),
         ("update_probes", ["--ways", "lazy"], "--ways"),
         ("update_probes", ["--n", "1", "--steps", "4"], "at least 8"),
+        ("update_probes", ["--row-block", "0"], "--row-block"),
+        ("update_probes", ["--precision", "float16"], "--precision"),
     ],
 )
 def test_probe_errors_are_one_line_with_status_2(
@@ -198,6 +200,13 @@ def test_the_update_probe_times_each_way_of_a_pass_and_profiles_the_trainers(
     assert list(runs) == ["eager", "one", "halves"]
     assert all(len(r) == 2 and all(w > 0 and c > 0 for w, c in r) for r in runs.values())
     assert probes.main(["--profile", "--n", "4", "--steps", "4"]) == {}
+    from spider_env.agents.rl import action_set_net
+
+    runs = probes.main(["--n", "4", "--steps", "4", "--rounds", "1", "--ways", "halves",
+                        "--precision", "bfloat16", "--row-block", "1"])  # fmt: skip
+    assert len(runs["halves"]) == 1
+    assert action_set_net.ActionSetLayers.row_dtype is None  # put back
+    assert action_set_net.ROW_BLOCK == 256
     assert "aten::" in capsys.readouterr().out
 
 

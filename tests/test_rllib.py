@@ -259,6 +259,41 @@ def test_the_module_values_come_from_the_same_pass(obs_mode: str) -> None:
                               module.compute_values(batch), atol=1e-5)  # fmt: skip
 
 
+@pytest.mark.parametrize("obs_mode", ["rows", "actions"])
+def test_only_the_learners_pass_embeds_in_the_precision_of_the_model_config(obs_mode: str) -> None:
+    """``model_config["precision"] = "bfloat16"``: ``forward_train`` multiplies the row
+    embeddings in bfloat16 (near float32's, not equal), sampling and inference are float32's bit
+    for bit, and the network is left in float32; a precision of another name is refused."""
+    env = env_of(obs_mode, num_envs=8)
+    torch.manual_seed(4)
+    plain = module_of(env, obs_mode)
+    mixed = MODULES[obs_mode](
+        observation_space=env.single_observation_space, action_space=env.single_action_space,
+        model_config={"hidden": 16, "precision": "bfloat16"},
+    )  # fmt: skip
+    mixed.load_state_dict(plain.state_dict())
+    obs, _ = env.reset(seed=3)
+    batch = as_batch(obs)
+    with torch.no_grad():
+        for fwd in ("forward_inference", "forward_exploration"):
+            a = getattr(plain, fwd)(batch)[Columns.ACTION_DIST_INPUTS]
+            assert torch.equal(a, getattr(mixed, fwd)(batch)[Columns.ACTION_DIST_INPUTS])
+    a, b = plain.forward_train(batch), mixed.forward_train(batch)
+    for key in (Columns.ACTION_DIST_INPUTS, Columns.EMBEDDINGS):
+        x, y = a[key], b[key]
+        legal_x = x[x > FLOAT_MIN / 2] if key == Columns.ACTION_DIST_INPUTS else x
+        legal_y = y[y > FLOAT_MIN / 2] if key == Columns.ACTION_DIST_INPUTS else y
+        assert not torch.equal(legal_x, legal_y)
+        assert torch.allclose(legal_x, legal_y, atol=0.02 * legal_x.abs().max().item())
+    assert mixed.features_extractor.row_dtype is None
+    bad = MODULES[obs_mode](
+        observation_space=env.single_observation_space, action_space=env.single_action_space,
+        model_config={"hidden": 16, "precision": "half"},
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="precision"):
+        bad.forward_train(batch)
+
+
 def test_a_module_refuses_an_observation_without_the_mask() -> None:
     env = env_of("actions")
     with pytest.raises(ValueError, match="obs_mode='flat'"):
@@ -553,6 +588,7 @@ def test_even_rows_gives_every_episode_the_most_rows_any_uses() -> None:
         ({"gamma": 0.0}, "gamma"),
         ({"hidden": 0}, "hidden"),
         ({"env_runner": "fast"}, "env_runner"),
+        ({"precision": "float16"}, "precision"),
     ],
 )
 def test_bad_settings_are_refused_naming_the_setting(kwargs: dict[str, Any], field: str) -> None:

@@ -23,6 +23,10 @@ from ..networks import NO_ROW_LOGIT  # the logit of a legal action without a row
 
 #: The max pool's value of a decision without rows (then replaced by 0).
 _NO_ROW_MAX = -1e9
+#: Rows are padded to a multiple of this for the embedding's products in a lower precision
+#: (:attr:`ActionSetLayers.row_dtype`): oneDNN builds a kernel for each new shape, and the packed
+#: rows' count is new at nearly every call, which made bfloat16 slower than float32 unpadded.
+ROW_BLOCK = 256
 
 
 class MaxByRow(th.autograd.Function):
@@ -124,6 +128,11 @@ class ActionSetLayers:
     embed: nn.Sequential
     score: nn.Linear
     value: nn.Sequential
+    row_dtype: th.dtype | None = None
+    """The number format of the packed rows' embedding products (``th.bfloat16``: mixed
+    precision, the weights, their gradients and the rest of the network in float32); ``None``,
+    the default, is the weights' own. A trainer sets it for its update (the batched PPO's
+    ``precision``); not saved with the weights."""
 
     def _build_layers(self, f: int, g: int, n_actions: int, hidden: int, value_hidden: int) -> None:
         """``f`` features per row, ``g`` globals, ``n_actions`` action ids."""
@@ -178,13 +187,27 @@ class ActionSetLayers:
         order of ``valid.nonzero()`` (``valid`` ``(B, K)``); a trainer that keeps its rollout
         packed gathers only these rows."""
         b, k = valid.shape
-        h = self.embed(th.cat((x, glob.index_select(0, rows)), dim=-1))  # (M, H)
+        h = self.embed_rows(th.cat((x, glob.index_select(0, rows)), dim=-1))  # (M, H)
         scores = x.new_zeros((b, k)).index_put((rows, cols), self.score(h).squeeze(-1))
         count = valid.sum(dim=1).clamp(min=1).unsqueeze(-1).to(h.dtype)
         total, mx = pool_by_row(h, rows, b)
         mean = total / count
         mx = th.where(valid.any(dim=1, keepdim=True), mx, th.zeros_like(mx))
         return scores, valid, self.value(th.cat((mean, mx, glob), dim=-1))
+
+    def embed_rows(self, inp: th.Tensor) -> th.Tensor:
+        """``embed`` of the rows ``inp`` ``(M, F + G)``, its products in :attr:`row_dtype`
+        (the rows padded with zeros to a multiple of :data:`ROW_BLOCK` for them), as a tensor
+        of the weights' dtype."""
+        if self.row_dtype is None or self.row_dtype == inp.dtype:
+            return self.embed(inp)
+        m = inp.shape[0]
+        pad = -m % ROW_BLOCK
+        if pad:
+            inp = th.cat((inp, inp.new_zeros((pad, inp.shape[1]))))
+        with th.autocast(inp.device.type, dtype=self.row_dtype):
+            h = self.embed(inp)
+        return h[:m].to(inp.dtype)
 
     def logits_by_id(self, scores: th.Tensor, valid: th.Tensor, ids: th.Tensor) -> th.Tensor:
         """The logits over all ``n_actions`` ids ``(B, A)``: each row's score at its id,
@@ -217,6 +240,7 @@ class ActionSetNet(nn.Module, ActionSetLayers):
 
 __all__ = [
     "NO_ROW_LOGIT",
+    "ROW_BLOCK",
     "ActionSetLayers",
     "ActionSetNet",
     "MaxByRow",

@@ -26,7 +26,10 @@ normalisation, a linearly annealed learning rate) written for Spider's action se
   each, weighted by its share of the decisions, so that the two add up to the minibatch's
   loss): with two threads or more the halves run at once, one on each thread, each on half of
   torch's threads, where torch's own threads shared out one pass over the whole minibatch less
-  well. With one thread they run one after the other.
+  well. With one thread they run one after the other;
+* on a CPU that multiplies bfloat16 natively the update's row embeddings multiply in bfloat16
+  (``precision``, mixed precision: the weights, gradients and everything else in float32, the
+  rows padded to a multiple of ``ROW_BLOCK``); the rollout and the evaluations are float32.
 
 Every ``eval_every`` steps the policy (most likely action) plays the validation deals, all at
 once in a second vector env (:func:`play_deals`), which is a row of ``eval.csv`` and a
@@ -76,6 +79,8 @@ from .settings import (
 from .threads import choose_threads
 
 DEVICES = ("cpu", "cuda")
+#: The update's number formats (:attr:`BatchedPPOSettings.precision`).
+PRECISIONS = ("auto", "float32", "bfloat16")
 #: The logit of a row that stands for no legal action (its probability is exactly 0).
 MASKED_LOGIT = -1e8
 #: The statistics of an update's last minibatch, in the summary's ``last_update``.
@@ -143,6 +148,10 @@ class BatchedPPOSettings:
     """seed of the network, the sampling and the training deals"""
     device: str = field(default="cpu", metadata={"choices": DEVICES})
     """where the network runs"""
+    precision: str = field(default="auto", metadata={"choices": PRECISIONS})
+    """number format of the update's row embeddings: bfloat16 is mixed precision (weights,
+    gradients and the rest in float32) at about twice float32's matrix speed on a CPU that
+    multiplies it natively (AVX512-BF16 or AMX), auto: bfloat16 there, else float32"""
     torch_threads: int = 0
     """torch's CPU threads (0: the cores this process may use that other processes are not
     using, measured at the start and printed; see agents/rl/threads.py)"""
@@ -210,6 +219,28 @@ def _torch() -> Any:
     return torch
 
 
+def native_bfloat16() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX tiles), as torch's
+    CPU feature checks report it (``False`` where torch cannot tell)."""
+    cpu = _torch().cpu
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(bool(getattr(cpu, name, lambda: False)()) for name in checks)
+
+
+def update_precision(precision: str, device: str) -> tuple[Any, str]:
+    """``(row_dtype, a line saying why)`` of a ``precision`` setting on ``device``: ``auto``
+    is bfloat16 on a CPU that multiplies it natively, else float32 (``row_dtype`` ``None``)."""
+    torch = _torch()
+    if precision == "auto":
+        native = device == "cpu" and native_bfloat16()
+        precision = "bfloat16" if native else "float32"
+        why = "auto: " + ("the CPU multiplies bfloat16 natively" if native else
+                          "no native bfloat16 on this device")  # fmt: skip
+    else:
+        why = "given"
+    return (torch.bfloat16 if precision == "bfloat16" else None), f"{precision} ({why})"
+
+
 def rows_used(ids: np.ndarray) -> int:
     """The most rows any position of ``ids`` (``(..., K)``, ``-1`` past the legal actions)
     uses: the rows with an id come first, so ``[..., :rows_used]`` keeps every one."""
@@ -235,7 +266,8 @@ class RowPolicy:
         least the most rows a decision of ``i`` uses): the same values, bit for bit, without
         gathering the rows that stand for no action."""
         x, rows, cols, valid = rollout.select(i, k)
-        return self._out(*self.extractor.packed_rows(x, rows, cols, valid, rollout.glob[i]))
+        glob = rollout.glob.index_select(0, i)
+        return self._out(*self.extractor.packed_rows(x, rows, cols, valid, glob))
 
     def _out(self, scores: Any, valid: Any, latent: Any) -> tuple[Any, Any, Any]:
         logits = scores.masked_fill(~valid, MASKED_LOGIT)
@@ -257,7 +289,7 @@ class PackedRows:
         """The rows of decisions ``i`` as :meth:`ActionSetLayers.packed_rows` takes them:
         ``(x (M, F), rows (M,), cols (M,), valid (len(i), k))``."""
         torch = _torch()
-        count = self.count[i]
+        count = self.count.index_select(0, i)
         first = torch.cumsum(count, 0) - count  # each decision's first row in x
         rows = torch.repeat_interleave(torch.arange(len(count), device=count.device), count)
         cols = torch.arange(len(rows), device=count.device) - first.index_select(0, rows)
@@ -275,10 +307,18 @@ def sample_rows(logp: Any, valid: Any, u: Any) -> Any:
     do not depend on how the games are split between calls. A decision without a legal row
     (a game dealt with none, which ends at its next step) gets row 0."""
     torch = _torch()
-    cdf = logp.exp().cumsum(dim=-1)
+    cdf = legal_exp(logp, valid).mul_(valid).cumsum(dim=-1)
     row = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], right=True)[:, 0]
     last = valid.sum(dim=-1) - 1  # the valid rows come first
     return torch.minimum(row, last).clamp(min=0)
+
+
+def legal_exp(logp: Any, valid: Any) -> Any:
+    """``exp(logp)`` at the legal rows (``valid``), 1 at the others: the same values where it
+    matters, without taking the exponential of a masked row's log-probability (about
+    ``MASKED_LOGIT``), which the vectorised ``exp`` computes on a slow path."""
+    torch = _torch()
+    return torch.where(valid, logp, torch.zeros((), dtype=logp.dtype, device=logp.device)).exp()
 
 
 def masked_log_probs(logits: Any, valid: Any) -> tuple[Any, Any]:
@@ -287,7 +327,7 @@ def masked_log_probs(logits: Any, valid: Any) -> tuple[Any, Any]:
     log-probability is not finite enough to multiply)."""
     torch = _torch()
     logp = torch.log_softmax(logits, dim=-1)
-    plogp = torch.where(valid, logp.exp() * logp, torch.zeros_like(logp))
+    plogp = torch.where(valid, legal_exp(logp, valid) * logp, torch.zeros_like(logp))
     return logp, -plogp.sum(dim=-1)
 
 
@@ -331,7 +371,7 @@ def kl_from(anchor_logp: Any, logp: Any, valid: Any) -> Any:
     """``KL(anchor || policy)`` per decision over the legal rows ``(B,)``, from both
     distributions' log-probabilities ``(B, K)``."""
     torch = _torch()
-    terms = anchor_logp.exp() * (anchor_logp - logp)
+    terms = legal_exp(anchor_logp, valid) * (anchor_logp - logp)
     return torch.where(valid, terms, torch.zeros_like(terms)).sum(dim=-1)
 
 
@@ -358,7 +398,7 @@ def minibatch_loss(
     is a part of a minibatch of ``n`` decisions (default: all of it): both are weighted by its
     share, ``len(i) / n``, so the parts' sums are the minibatch's loss and statistics."""
     torch = _torch()
-    k = max(1, int(packed.count[i].max()))  # the most rows a decision of i uses
+    k = max(1, int(packed.count.index_select(0, i).max()))  # the most rows a decision uses
     logits, valid, value = rp.forward_packed(packed, i, k)
     terms = clipped_losses(
         logits, valid, value, played, old_logp, adv, old_value, returns, s.clip_coef
@@ -509,6 +549,8 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
     say = (lambda *a: None) if s.no_progress else print
     say(f"torch threads: {threads} (given)" if s.torch_threads else f"torch threads: {chosen}")
     say(f"malloc: {malloc}")
+    row_dtype, precision = update_precision(s.precision, s.device)
+    say(f"update precision: {precision}")
 
     N, T, K = s.num_envs, s.n_steps, s.action_rows
     # With two threads or more the games are two halves, each its own env: one half's env step
@@ -662,8 +704,9 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
         weighted by the part's share (:func:`minibatch_loss`)."""
         if torch.get_num_threads() != part_threads:  # (the stepping thread's own setting)
             torch.set_num_threads(part_threads)
+        rows_of, logp_of, val_of, ret_of = (b.index_select(0, j) for b in per_decision)
         loss, stats = minibatch_loss(
-            rp, packed, j, b_rows[j], b_logp[j], adv, b_val[j], b_ret[j], s, n, anchor, coef
+            rp, packed, j, rows_of, logp_of, adv, val_of, ret_of, s, n, anchor, coef
         )
         return torch.autograd.grad(loss, params, allow_unused=True), stats
 
@@ -723,10 +766,12 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
                 returns = advantages + values
             # --- update
             policy.train()
+            rp.extractor.row_dtype = row_dtype  # (the rollout and the evaluations: float32)
             # the rows that stand for an action, gathered once (a minibatch takes only those)
             packed = PackedRows(feats.reshape(-1, K, F), ids.reshape(-1, K), glob.reshape(-1, G))
             b_rows, b_logp = rows.reshape(-1), logprobs.reshape(-1)
             b_adv, b_ret, b_val = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
+            per_decision = (b_rows, b_logp, b_val, b_ret)  # what a part reads of its decisions
             mb = max(1, s.batch // s.minibatches)
             # a minibatch is two parts, each its own forward and backward pass: on two threads
             # when the rollout is pipelined (torch on part_threads each), else one after the other
@@ -737,7 +782,7 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
                 approx_kl = 0.0
                 for lo in range(0, s.batch, mb):
                     i = order[lo : lo + mb]
-                    adv = b_adv[i]
+                    adv = b_adv.index_select(0, i)
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                     coef = s.bc_coef * max(0.0, 1.0 - global_step / s.bc_steps)
                     parts = minibatch_grads(i, adv, coef)
@@ -751,6 +796,7 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
                 if s.target_kl and approx_kl > s.target_kl:
                     break
             torch.set_num_threads(threads)
+            rp.extractor.row_dtype = None
             if not all(np.isfinite(list(stats.values()))):
                 raise FloatingPointError(f"update {update}: a loss is not finite: {stats}")
             timer.add("update", c0, w0)
@@ -785,6 +831,7 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
         "torch_threads": threads,
         "torch_threads_chosen": chosen,
         "malloc": malloc,
+        "update_precision": precision,
         "cpu_s_by_part": {k: round(v, 1) for k, v in timer.cpu.items()},
         "wall_s_by_part": {k: round(v, 1) for k, v in timer.wall.items()},
         "rollout_sides": {  # per env step of a part of the games: which side bounds the rollout

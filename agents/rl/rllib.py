@@ -72,6 +72,7 @@ from spider_env.observation.spaces import N_ACTION_FEATURES, N_GLOBAL_FEATURES
 from spider_env.rewards import REWARD_MODES
 
 from .envs import TRAIN_DEALS, validation_deals
+from .ppo import PRECISIONS, update_precision
 from .settings import (
     Name,
     OutputDir,
@@ -125,6 +126,9 @@ class RLlibSettings:
     per-action observation, the action an id), both for the action-set network; or flat"""
     hidden: int = 64
     """width of every hidden layer of the policy"""
+    precision: str = field(default="auto", metadata={"choices": PRECISIONS})
+    """number format of the learner's row embeddings (obs_mode rows and actions), as the
+    batched PPO's --precision: auto is bfloat16 on a learner whose CPU multiplies it natively"""
     action_rows: int = DEFAULT_ACTION_ROWS
     """rows of per-action features (obs_mode rows and actions)"""
     feature_slots: int = DEFAULT_FEATURE_SLOTS
@@ -493,7 +497,9 @@ def module_spec(s: RLlibSettings) -> Any:
     cls = {ROWS_MODE: ActionRowsRLModule, ACTIONS_MODE: ActionSetRLModule}.get(
         s.obs_mode, FlatRLModule
     )
-    return RLModuleSpec(module_class=cls, model_config={"hidden": s.hidden})
+    return RLModuleSpec(
+        module_class=cls, model_config={"hidden": s.hidden, "precision": s.precision}
+    )
 
 
 def env_runner_class(s: RLlibSettings) -> Any:
@@ -682,6 +688,9 @@ def train(s: RLlibSettings) -> dict[str, Any]:
         "env_steps_per_s": round(steps / wall, 1) if wall > 0 else None,
         "backend": session.backend, "checkpoint": str(checkpoint), "model": str(model),
         "model_zip": str(model_zip),
+        # the learner's row embeddings: resolved here when the driver is the learner
+        "update_precision": update_precision(s.precision, "cpu")[1] if not s.num_learners
+        else s.precision,
     }  # fmt: skip
     if s.eval_deals:
         from spider_env.apps.evaluation import evaluate

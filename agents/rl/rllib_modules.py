@@ -16,7 +16,11 @@ inference alike; PPO's value comes from
   named as SB3's ``MlpPolicy`` (``mlp_extractor.policy_net.*``, ``action_net.*``...), also
   exported as a MaskablePPO model.
 
-``model_config``: ``{"hidden": H}`` (the width of every hidden layer, 64 by default).
+``model_config``: ``{"hidden": H}`` (the width of every hidden layer, 64 by default) and
+``"precision"`` (the batched PPO's ``precision``: ``auto``, ``float32``, the default, or
+``bfloat16``): the number format of the action-set network's row embeddings in the learner's
+passes (``forward_train``), resolved where the module runs; sampling and the values of the
+advantages stay float32.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from torch import nn
 from spider_env.core.checks import check_int
 from spider_env.observation.spaces import N_ACTION_FEATURES, N_GLOBAL_FEATURES
 
-from .action_set_net import ActionSetNet
+from .action_set_net import ActionSetLayers, ActionSetNet
 
 DEFAULT_HIDDEN = 64
 MASK = "action_mask"
@@ -90,8 +94,33 @@ class _MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
         return {Columns.ACTION_DIST_INPUTS: logits}
 
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        logits, latent = self._masked_logits_latent(batch[Columns.OBS])
+        layers = getattr(self, "features_extractor", None)
+        if not isinstance(layers, ActionSetLayers):
+            logits, latent = self._masked_logits_latent(batch[Columns.OBS])
+            return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: latent}
+        layers.row_dtype = self._train_row_dtype()
+        try:
+            logits, latent = self._masked_logits_latent(batch[Columns.OBS])
+        finally:
+            layers.row_dtype = None
         return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: latent}
+
+    def _train_row_dtype(self) -> th.dtype | None:
+        """The row embeddings' number format in training (``model_config["precision"]`` on
+        the device of this module's weights; resolved once per device)."""
+        from .ppo import PRECISIONS, update_precision
+
+        device = next(self.parameters()).device.type
+        chosen: dict[str, th.dtype | None] = self.__dict__.setdefault("_row_dtypes", {})
+        if device not in chosen:
+            config = self.model_config if isinstance(self.model_config, dict) else {}
+            precision = config.get("precision", "float32")
+            if precision not in PRECISIONS:
+                raise ValueError(
+                    f"model_config['precision'] must be one of {PRECISIONS}, got {precision!r}"
+                )
+            chosen[device] = update_precision(precision, device)[0]
+        return chosen[device]
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> th.Tensor:
         if embeddings is None:

@@ -11,6 +11,10 @@ goes"): the wall and CPU time of one pass over a rollout's minibatches, done thr
   order (the same gradient up to float rounding): the trainer's way now
   (``spider_env.agents.rl.ppo.minibatch_loss``).
 
+``--precision bfloat16`` multiplies the row embedding in bfloat16 as the trainer's update does
+(its ``--precision``), the rows padded to a multiple of ``--row-block`` (the network's
+``ROW_BLOCK``, 256; 1 pads nothing).
+
 The rollout is one of random legal play of ``--n`` games over ``--steps`` steps, as the trainer
 stores it (``PackedRows``); its advantages, returns and old log-probabilities are random draws
 (they change what is learned, not what an update costs). The loss is the trainer's
@@ -184,6 +188,14 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--rounds", type=int, default=5, help="passes of each way, timed")
     p.add_argument("--ways", nargs="+", default=list(WAYS), choices=WAYS)
     p.add_argument(
+        "--precision", default="float32", choices=("float32", "bfloat16"),
+        help="the row embedding's number format (the trainer's --precision)",
+    )  # fmt: skip
+    p.add_argument(
+        "--row-block", type=int, default=None,
+        help="pad the rows to a multiple of this for bfloat16 (default: the network's ROW_BLOCK)",
+    )  # fmt: skip
+    p.add_argument(
         "--profile", action="store_true", help="print torch.profiler's table of the eager way"
     )
     return p
@@ -197,10 +209,21 @@ def main(argv: list[str] | None = None) -> dict[str, list[tuple[float, float]]]:
             p.error(f"--{flag} must be at least 1, got {getattr(a, flag)}")
     if a.n * a.steps < 8:
         p.error(f"--n times --steps must be at least 8 (4 minibatches of 2), got {a.n * a.steps}")
-    if a.profile:
-        profile(a.suits, a.hidden, a.n, a.steps)
-        return {}
-    return compare(list(dict.fromkeys(a.ways)), a.suits, a.hidden, a.n, a.steps, 4, a.rounds)
+    if a.row_block is not None and a.row_block < 1:
+        p.error(f"--row-block must be at least 1, got {a.row_block}")
+    import torch
+    from spider_env.agents.rl import action_set_net
+
+    layers, block = action_set_net.ActionSetLayers, action_set_net.ROW_BLOCK
+    layers.row_dtype = torch.bfloat16 if a.precision == "bfloat16" else None
+    action_set_net.ROW_BLOCK = block if a.row_block is None else a.row_block
+    try:
+        if a.profile:
+            profile(a.suits, a.hidden, a.n, a.steps)
+            return {}
+        return compare(list(dict.fromkeys(a.ways)), a.suits, a.hidden, a.n, a.steps, 4, a.rounds)
+    finally:
+        layers.row_dtype, action_set_net.ROW_BLOCK = None, block
 
 
 if __name__ == "__main__":
