@@ -686,9 +686,9 @@ def test_only_the_update_embeds_in_bfloat16_the_rollout_and_evaluations_in_float
     calls: list[tuple[bool, object]] = []
     embed_rows = ActionSetLayers.embed_rows
 
-    def spy(self: ActionSetLayers, inp: torch.Tensor) -> torch.Tensor:
+    def spy(self: ActionSetLayers, x: torch.Tensor, glob_rows: torch.Tensor) -> torch.Tensor:
         calls.append((torch.is_grad_enabled(), self.row_dtype))
-        return embed_rows(self, inp)
+        return embed_rows(self, x, glob_rows)
 
     monkeypatch.setattr(ActionSetLayers, "embed_rows", spy)
     settings = {**TINY, "precision": "bfloat16", "no_progress": False}

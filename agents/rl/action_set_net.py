@@ -187,7 +187,7 @@ class ActionSetLayers:
         order of ``valid.nonzero()`` (``valid`` ``(B, K)``); a trainer that keeps its rollout
         packed gathers only these rows."""
         b, k = valid.shape
-        h = self.embed_rows(th.cat((x, glob.index_select(0, rows)), dim=-1))  # (M, H)
+        h = self.embed_rows(x, glob.index_select(0, rows))  # (M, H)
         scores = x.new_zeros((b, k)).index_put((rows, cols), self.score(h).squeeze(-1))
         count = valid.sum(dim=1).clamp(min=1).unsqueeze(-1).to(h.dtype)
         total, mx = pool_by_row(h, rows, b)
@@ -195,19 +195,21 @@ class ActionSetLayers:
         mx = th.where(valid.any(dim=1, keepdim=True), mx, th.zeros_like(mx))
         return scores, valid, self.value(th.cat((mean, mx, glob), dim=-1))
 
-    def embed_rows(self, inp: th.Tensor) -> th.Tensor:
-        """``embed`` of the rows ``inp`` ``(M, F + G)``, its products in :attr:`row_dtype`
-        (the rows padded with zeros to a multiple of :data:`ROW_BLOCK` for them), as a tensor
-        of the weights' dtype."""
-        if self.row_dtype is None or self.row_dtype == inp.dtype:
-            return self.embed(inp)
-        m = inp.shape[0]
-        pad = -m % ROW_BLOCK
-        if pad:
-            inp = th.cat((inp, inp.new_zeros((pad, inp.shape[1]))))
-        with th.autocast(inp.device.type, dtype=self.row_dtype):
+    def embed_rows(self, x: th.Tensor, glob_rows: th.Tensor) -> th.Tensor:
+        """``embed`` of the rows ``x`` ``(M, F)`` beside their decisions' globals ``glob_rows``
+        ``(M, G)``, its products in :attr:`row_dtype` (the rows written once into a buffer of
+        that type, padded with zeros to a multiple of :data:`ROW_BLOCK`), as a tensor of the
+        weights' dtype."""
+        if self.row_dtype is None or self.row_dtype == x.dtype:
+            return self.embed(th.cat((x, glob_rows), dim=-1))
+        (m, f), pad = x.shape, -x.shape[0] % ROW_BLOCK
+        inp = x.new_empty((m + pad, f + glob_rows.shape[1]), dtype=self.row_dtype)
+        inp[:m, :f] = x
+        inp[:m, f:] = glob_rows
+        inp[m:] = 0
+        with th.autocast(x.device.type, dtype=self.row_dtype):
             h = self.embed(inp)
-        return h[:m].to(inp.dtype)
+        return h[:m].to(x.dtype)
 
     def logits_by_id(self, scores: th.Tensor, valid: th.Tensor, ids: th.Tensor) -> th.Tensor:
         """The logits over all ``n_actions`` ids ``(B, A)``: each row's score at its id,
