@@ -174,6 +174,7 @@ def test_recipe_errors_are_one_line_with_status_2(
         ("update_probes", ["--n", "1", "--steps", "4"], "at least 8"),
         ("update_probes", ["--row-block", "0"], "--row-block"),
         ("update_probes", ["--precision", "float16"], "--precision"),
+        ("update_probes", ["--gap", "no/such/model.zip"], "no such model file"),
     ],
 )
 def test_probe_errors_are_one_line_with_status_2(
@@ -207,6 +208,10 @@ def test_the_update_probe_times_each_way_of_a_pass_and_profiles_the_trainers(
     assert len(runs["halves"]) == 1
     assert action_set_net.ActionSetLayers.row_dtype is None  # put back
     assert action_set_net.ROW_BLOCK == 256
+    gaps = probes.precision_gap(None, 1, 4, 4)
+    assert 0 < gaps["logp_gap_mean"] <= gaps["logp_gap_p99"] <= gaps["logp_gap_max"] < 0.05
+    assert 0 <= gaps["kl_mean"] < 1e-3 and gaps["value_gap_mean"] > 0
+    assert action_set_net.ActionSetLayers.row_dtype is None
     assert "aten::" in capsys.readouterr().out
 
 

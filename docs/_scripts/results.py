@@ -526,6 +526,8 @@ def speed_lines(files: Files) -> list[str]:
             flags += f" --obs-modes {settings['obs_modes']}"
         if "env_runner" in settings:
             flags += f" --env-runner {settings['env_runner']}"
+        if "precision" in settings:
+            flags += f" --precision {settings['precision']}"
         cartpole = float(data["cartpole_steps_per_cpu_s"])
         out += [
             "",

@@ -13,7 +13,8 @@ goes"): the wall and CPU time of one pass over a rollout's minibatches, done thr
 
 ``--precision bfloat16`` multiplies the row embedding in bfloat16 as the trainer's update does
 (its ``--precision``), the rows padded to a multiple of ``--row-block`` (the network's
-``ROW_BLOCK``, 256; 1 pads nothing).
+``ROW_BLOCK``, 256; 1 pads nothing). ``--gap [MODEL]`` prints how far the policy in bfloat16
+is from the one in float32 on the rollout (log-probabilities, KL, values) instead of timing.
 
 The rollout is one of random legal play of ``--n`` games over ``--steps`` steps, as the trainer
 stores it (``PackedRows``); its advantages, returns and old log-probabilities are random draws
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,27 +42,14 @@ from spider_env.core.variants import classic
 WAYS = ("eager", "compiled", "one", "halves")
 
 
-def make_update(suits: int, hidden: int, n: int, steps: int, minibatches: int) -> Any:
-    """A rollout of random legal play and ``one_pass(way)``: one pass over its minibatches
-    (shuffled), with an optimizer step each, the way ``way`` says."""
+def random_rollout(suits: int, n: int, steps: int) -> tuple[Any, list[Any], list[int]]:
+    """``(PackedRows, rows played, most rows used at each step)`` of ``steps`` steps of random
+    legal play of ``n`` training games, as the trainer stores its rollout."""
     import torch
-    from spider_env.agents.rl.models import action_set_model
-    from spider_env.agents.rl.ppo import (
-        BatchedPPOSettings,
-        PackedRows,
-        RowPolicy,
-        clipped_losses,
-        make_envs,
-    )
+    from spider_env.agents.rl.ppo import BatchedPPOSettings, PackedRows, make_envs
 
-    torch.manual_seed(0)
-    variant = classic(suits)
-    s = BatchedPPOSettings(suits=suits, hidden=hidden, out="runs/probe")
-    policy = action_set_model(variant, hidden=hidden, seed=0).policy
-    rp = RowPolicy(policy)
-    params = list(policy.parameters())
-    optimizer = torch.optim.Adam(params, lr=s.learning_rate, eps=1e-5)
-    envs = make_envs(variant, s, n, TRAIN_DEALS, autoreset_mode=AutoresetMode.SAME_STEP)
+    s = BatchedPPOSettings(suits=suits, out="runs/probe")
+    envs = make_envs(classic(suits), s, n, TRAIN_DEALS, autoreset_mode=AutoresetMode.SAME_STEP)
     o, _ = envs.reset(seed=0)
     rng = np.random.default_rng(0)
     feats, ids, glob, rows, kmax = [], [], [], [], []
@@ -80,6 +69,67 @@ def make_update(suits: int, hidden: int, n: int, steps: int, minibatches: int) -
         torch.from_numpy(np.stack(ids)).reshape(-1, k_all),
         torch.from_numpy(np.stack(glob)).reshape(-1, glob[0].shape[-1]),
     )
+    return packed, rows, kmax
+
+
+def precision_gap(model: str | None, suits: int, n: int, steps: int) -> dict[str, float]:
+    """How far the policy the update differentiates in bfloat16 is from the one that chose the
+    rollout's actions in float32: over every decision of a random rollout, the mean, 99th
+    percentile and largest gap of a legal row's log-probability, the mean KL divergence per
+    decision and the mean gap of the value, for the action-set model ``model`` (a batched PPO's
+    ``model.zip``; ``None``: a fresh network of hidden 64)."""
+    import torch
+    from spider_env.agents.rl.models import action_set_model, load_action_set_model
+    from spider_env.agents.rl.ppo import RowPolicy, masked_log_probs
+
+    torch.manual_seed(0)
+    if model:
+        policy = load_action_set_model(model)[2].policy
+    else:
+        policy = action_set_model(classic(suits), hidden=64, seed=0).policy
+    rp = RowPolicy(policy)
+    packed = random_rollout(suits, n, steps)[0]
+    i = torch.arange(n * steps)
+    k = max(1, int(packed.count.max()))
+    out = {}
+    for dtype in (None, torch.bfloat16):
+        rp.extractor.row_dtype = dtype
+        with torch.no_grad():
+            logits, valid, value = rp.forward_packed(packed, i, k)
+            out[dtype] = (masked_log_probs(logits, valid)[0], valid, value)
+    rp.extractor.row_dtype = None
+    (a, valid, va), (b, _, vb) = out[None], out[torch.bfloat16]
+    gap = (b - a)[valid].abs()
+    kl = torch.where(valid, a.exp() * (a - b), torch.zeros_like(a)).sum(-1)
+    return {
+        "logp_gap_mean": gap.mean().item(),
+        "logp_gap_p99": gap.quantile(0.99).item(),
+        "logp_gap_max": gap.max().item(),
+        "kl_mean": kl.mean().item(),
+        "value_gap_mean": (vb - va).abs().mean().item(),
+        "value_mean": va.abs().mean().item(),
+    }
+
+
+def make_update(suits: int, hidden: int, n: int, steps: int, minibatches: int) -> Any:
+    """A rollout of random legal play and ``one_pass(way)``: one pass over its minibatches
+    (shuffled), with an optimizer step each, the way ``way`` says."""
+    import torch
+    from spider_env.agents.rl.models import action_set_model
+    from spider_env.agents.rl.ppo import (
+        BatchedPPOSettings,
+        RowPolicy,
+        clipped_losses,
+    )
+
+    torch.manual_seed(0)
+    variant = classic(suits)
+    s = BatchedPPOSettings(suits=suits, hidden=hidden, out="runs/probe")
+    policy = action_set_model(variant, hidden=hidden, seed=0).policy
+    rp = RowPolicy(policy)
+    params = list(policy.parameters())
+    optimizer = torch.optim.Adam(params, lr=s.learning_rate, eps=1e-5)
+    packed, rows, kmax = random_rollout(suits, n, steps)
     batch = n * steps
     b_rows = torch.from_numpy(np.concatenate(rows))
     b_k = torch.as_tensor(np.repeat(kmax, n))
@@ -198,6 +248,11 @@ def build_parser() -> ArgumentParser:
     p.add_argument(
         "--profile", action="store_true", help="print torch.profiler's table of the eager way"
     )
+    p.add_argument(
+        "--gap", nargs="?", const="", default=None, metavar="MODEL",
+        help="print how far bfloat16's log-probabilities and values are from float32's on the "
+        "rollout, for a batched PPO's model.zip (none given: a fresh network)",
+    )  # fmt: skip
     return p
 
 
@@ -217,6 +272,12 @@ def main(argv: list[str] | None = None) -> dict[str, list[tuple[float, float]]]:
     layers, block = action_set_net.ActionSetLayers, action_set_net.ROW_BLOCK
     layers.row_dtype = torch.bfloat16 if a.precision == "bfloat16" else None
     action_set_net.ROW_BLOCK = block if a.row_block is None else a.row_block
+    if a.gap is not None:
+        if a.gap and not Path(a.gap).is_file():
+            p.error(f"--gap: no such model file: {a.gap}")
+        gaps = precision_gap(a.gap or None, a.suits, a.n, a.steps)
+        print(", ".join(f"{k} {v:.3g}" for k, v in gaps.items()))
+        return {}
     try:
         if a.profile:
             profile(a.suits, a.hidden, a.n, a.steps)
