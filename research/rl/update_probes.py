@@ -116,11 +116,7 @@ def make_update(suits: int, hidden: int, n: int, steps: int, minibatches: int) -
     (shuffled), with an optimizer step each, the way ``way`` says."""
     import torch
     from spider_env.agents.rl.models import action_set_model
-    from spider_env.agents.rl.ppo import (
-        BatchedPPOSettings,
-        RowPolicy,
-        clipped_losses,
-    )
+    from spider_env.agents.rl.ppo import BatchedPPOSettings, RowPolicy, clipped_losses
 
     torch.manual_seed(0)
     variant = classic(suits)
