@@ -673,6 +673,8 @@ def test_precision_auto_is_bfloat16_only_on_a_cpu_that_multiplies_it_natively(
     assert ppo.update_precision("bfloat16", "cpu") == (torch.bfloat16, "bfloat16 (given)")
     with pytest.raises(SettingsError, match="precision"):
         ppo.BatchedPPOSettings(precision="float16")
+    with pytest.raises(ValueError, match="precision must be one of auto, float32, bfloat16"):
+        ppo.update_precision("float16", "cpu")
 
 
 def test_only_the_update_embeds_in_bfloat16_the_rollout_and_evaluations_in_float32(

@@ -13,6 +13,8 @@ The observation is ``obs_mode="actions"``'s (:mod:`spider_env.observation.action
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch as th
@@ -194,6 +196,15 @@ class ActionSetLayers:
         mean = total / count
         mx = th.where(valid.any(dim=1, keepdim=True), mx, th.zeros_like(mx))
         return scores, valid, self.value(th.cat((mean, mx, glob), dim=-1))
+
+    @contextmanager
+    def rows_in(self, dtype: th.dtype | None) -> Iterator[None]:
+        """Set :attr:`row_dtype` to ``dtype`` while the block runs, then put back what it was."""
+        before, self.row_dtype = self.row_dtype, dtype
+        try:
+            yield
+        finally:
+            self.row_dtype = before
 
     def embed_rows(self, x: th.Tensor, glob_rows: th.Tensor) -> th.Tensor:
         """``embed`` of the rows ``x`` ``(M, F)`` beside their decisions' globals ``glob_rows``

@@ -229,8 +229,11 @@ def native_bfloat16() -> bool:
 
 def update_precision(precision: str, device: str) -> tuple[Any, str]:
     """``(row_dtype, a line saying why)`` of a ``precision`` setting on ``device``: ``auto``
-    is bfloat16 on a CPU that multiplies it natively, else float32 (``row_dtype`` ``None``)."""
+    is bfloat16 on a CPU that multiplies it natively, else float32 (``row_dtype`` ``None``);
+    ``ValueError`` for a name not in :data:`PRECISIONS`."""
     torch = _torch()
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     if precision == "auto":
         native = device == "cpu" and native_bfloat16()
         precision = "bfloat16" if native else "float32"
@@ -766,7 +769,6 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
                 returns = advantages + values
             # --- update
             policy.train()
-            rp.extractor.row_dtype = row_dtype  # (the rollout and the evaluations: float32)
             # the rows that stand for an action, gathered once (a minibatch takes only those)
             packed = PackedRows(feats.reshape(-1, K, F), ids.reshape(-1, K), glob.reshape(-1, G))
             b_rows, b_logp = rows.reshape(-1), logprobs.reshape(-1)
@@ -777,26 +779,26 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
             # when the rollout is pipelined (torch on part_threads each), else one after the other
             torch.set_num_threads(part_threads)
             stats: dict[str, float] = {}
-            for _epoch in range(s.update_epochs):
-                order = torch.randperm(s.batch)
-                approx_kl = 0.0
-                for lo in range(0, s.batch, mb):
-                    i = order[lo : lo + mb]
-                    adv = b_adv.index_select(0, i)
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                    coef = s.bc_coef * max(0.0, 1.0 - global_step / s.bc_steps)
-                    parts = minibatch_grads(i, adv, coef)
-                    for param, *grads in zip(params, *(g for g, _ in parts)):
-                        given = [g for g in grads if g is not None]
-                        param.grad = None if not given else functools.reduce(torch.add, given)
-                    torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm)
-                    optimizer.step()
-                    stats = dict(zip(STAT_NAMES, sum(t for _, t in parts).tolist()))
-                    approx_kl = stats["approx_kl"]
-                if s.target_kl and approx_kl > s.target_kl:
-                    break
+            with rp.extractor.rows_in(row_dtype):  # (the rollout and evaluations: float32)
+                for _epoch in range(s.update_epochs):
+                    order = torch.randperm(s.batch)
+                    approx_kl = 0.0
+                    for lo in range(0, s.batch, mb):
+                        i = order[lo : lo + mb]
+                        adv = b_adv.index_select(0, i)
+                        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                        coef = s.bc_coef * max(0.0, 1.0 - global_step / s.bc_steps)
+                        parts = minibatch_grads(i, adv, coef)
+                        for param, *grads in zip(params, *(g for g, _ in parts)):
+                            given = [g for g in grads if g is not None]
+                            param.grad = None if not given else functools.reduce(torch.add, given)
+                        torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm)
+                        optimizer.step()
+                        stats = dict(zip(STAT_NAMES, sum(t for _, t in parts).tolist()))
+                        approx_kl = stats["approx_kl"]
+                    if s.target_kl and approx_kl > s.target_kl:
+                        break
             torch.set_num_threads(threads)
-            rp.extractor.row_dtype = None
             if not all(np.isfinite(list(stats.values()))):
                 raise FloatingPointError(f"update {update}: a loss is not finite: {stats}")
             timer.add("update", c0, w0)

@@ -25,6 +25,7 @@ advantages stay float32.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 import torch as th
@@ -95,31 +96,24 @@ class _MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
 
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         layers = getattr(self, "features_extractor", None)
-        if not isinstance(layers, ActionSetLayers):
+        with (
+            layers.rows_in(self._train_row_dtype())
+            if isinstance(layers, ActionSetLayers)
+            else nullcontext()
+        ):
             logits, latent = self._masked_logits_latent(batch[Columns.OBS])
-            return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: latent}
-        layers.row_dtype = self._train_row_dtype()
-        try:
-            logits, latent = self._masked_logits_latent(batch[Columns.OBS])
-        finally:
-            layers.row_dtype = None
         return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: latent}
 
     def _train_row_dtype(self) -> th.dtype | None:
         """The row embeddings' number format in training (``model_config["precision"]`` on
         the device of this module's weights; resolved once per device)."""
-        from .ppo import PRECISIONS, update_precision
+        from .ppo import update_precision
 
         device = next(self.parameters()).device.type
         chosen: dict[str, th.dtype | None] = self.__dict__.setdefault("_row_dtypes", {})
         if device not in chosen:
             config = self.model_config if isinstance(self.model_config, dict) else {}
-            precision = config.get("precision", "float32")
-            if precision not in PRECISIONS:
-                raise ValueError(
-                    f"model_config['precision'] must be one of {PRECISIONS}, got {precision!r}"
-                )
-            chosen[device] = update_precision(precision, device)[0]
+            chosen[device] = update_precision(config.get("precision", "float32"), device)[0]
         return chosen[device]
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> th.Tensor:

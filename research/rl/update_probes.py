@@ -93,11 +93,9 @@ def precision_gap(model: str | None, suits: int, n: int, steps: int) -> dict[str
     k = max(1, int(packed.count.max()))
     out = {}
     for dtype in (None, torch.bfloat16):
-        rp.extractor.row_dtype = dtype
-        with torch.no_grad():
+        with torch.no_grad(), rp.extractor.rows_in(dtype):
             logits, valid, value = rp.forward_packed(packed, i, k)
             out[dtype] = (masked_log_probs(logits, valid)[0], valid, value)
-    rp.extractor.row_dtype = None
     (a, valid, va), (b, _, vb) = out[None], out[torch.bfloat16]
     gap = (b - a)[valid].abs()
     kl = torch.where(valid, a.exp() * (a - b), torch.zeros_like(a)).sum(-1)
