@@ -175,6 +175,7 @@ def test_recipe_errors_are_one_line_with_status_2(
         ("update_probes", ["--row-block", "0"], "--row-block"),
         ("update_probes", ["--precision", "float16"], "--precision"),
         ("update_probes", ["--gap", "no/such/model.zip"], "no such model file"),
+        ("update_probes", ["--gap", __file__], "no sidecar naming its game"),
     ],
 )
 def test_probe_errors_are_one_line_with_status_2(

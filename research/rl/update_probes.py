@@ -269,7 +269,10 @@ def main(argv: list[str] | None = None) -> dict[str, list[tuple[float, float]]]:
     if a.gap is not None:
         if a.gap and not Path(a.gap).is_file():
             p.error(f"--gap: no such model file: {a.gap}")
-        gaps = precision_gap(a.gap or None, a.suits, a.n, a.steps)
+        try:
+            gaps = precision_gap(a.gap or None, a.suits, a.n, a.steps)
+        except ValueError as err:  # not an action-set model
+            p.error(f"--gap: {err}")
         print(", ".join(f"{k} {v:.3g}" for k, v in gaps.items()))
         return {}
     try:
