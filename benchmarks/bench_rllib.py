@@ -36,6 +36,7 @@ import platform
 import pstats
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,7 @@ def _runner_cpu(algo: Any) -> float:
 def bench_rllib(a: argparse.Namespace, runners: int, obs_mode: str) -> dict[str, Any]:
     import ray
     import torch
+    from spider_env.agents.rl.memory import keep_freed_memory
     from spider_env.agents.rl.rllib import RLlibSettings, ppo_config
 
     torch.set_num_threads(a.threads)
@@ -81,7 +83,9 @@ def bench_rllib(a: argparse.Namespace, runners: int, obs_mode: str) -> dict[str,
     ray.init(
         address="local", num_cpus=max(2, runners), include_dashboard=False, logging_level="ERROR"
     )
+    memory = ExitStack()
     try:
+        memory.enter_context(keep_freed_memory(every_size=True))  # as rllib_ppo.py trains
         algo = ppo_config(s).build_algo()
         algo.train()  # warm-up: numba, torch, the actors
         steps0 = _steps(algo.train())
@@ -101,6 +105,7 @@ def bench_rllib(a: argparse.Namespace, runners: int, obs_mode: str) -> dict[str,
         timers = {k: round(float(result["timers"][k]), 3) for k in TIMERS}
         algo.stop()
     finally:
+        memory.close()
         ray.shutdown()
     return {
         "steps": steps, "batch": s.batch, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),

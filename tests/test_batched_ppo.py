@@ -120,6 +120,15 @@ def test_sample_rows_inverts_the_cdf_and_never_draws_a_row_without_a_legal_actio
     none = torch.tensor([[False, False, False, False]])  # a game dealt with no legal action
     flat = torch.log_softmax(torch.full((1, 4), ppo.MASKED_LOGIT), -1)
     assert ppo.sample_rows(flat, none, torch.tensor([0.9])).item() == 0
+    assert ppo.sample_rows(flat, none, torch.tensor([0.9]), valid_first=False).item() == 0
+    # legal actions anywhere (a mask over action ids): the same draws at the same u
+    scattered = torch.tensor([[False, True, False, True]])
+    logp2 = torch.log_softmax(
+        torch.tensor([[ppo.MASKED_LOGIT, 0.0, ppo.MASKED_LOGIT, float(np.log(3.0))]]), -1
+    )
+    ids = ppo.sample_rows(logp2.expand(len(u), -1), scattered.expand(len(u), -1), u, False)
+    assert torch.equal(ids, torch.where(rows == 1, 3, 1))
+    assert ppo.sample_rows(logp2, scattered, near_one, valid_first=False).item() == 3
 
 
 def test_two_threads_step_one_half_while_choosing_for_the_other_and_draw_alike(
@@ -514,6 +523,56 @@ def test_the_trainer_keeps_freed_memory_for_reuse_and_leaves_a_users_malloc_sett
     # 128 KiB, which would map every such block anew for the rest of the process)
     after = faults_of_a_block_again()
     assert after < size * 4 // 4096 // 10, after
+
+
+def test_blocks_of_every_size_are_kept_for_reuse_while_asked_and_mapped_again_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``keep_freed_memory(every_size=True)`` (RLlib's trainer and runners): no block is
+    mapped on its own while it runs (``M_MMAP_MAX`` 0), so that a block past glibc's largest
+    mmap threshold (32 MiB: RLlib's padded observations) freed and asked for again comes back
+    without new pages; afterwards glibc maps such blocks again (its own ``M_MMAP_MAX``)."""
+    import resource
+
+    from spider_env.agents.rl import memory
+
+    for name in memory.USER_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    libc = memory._glibc()
+    if libc is None:
+        pytest.skip("keep_freed_memory changes nothing where the C library is not glibc")
+    calls: list[tuple[int, int]] = []
+
+    class Recorder:  # glibc's, calls recorded
+        def mallopt(self, param: int, value: int) -> int:
+            calls.append((param, value))
+            return int(libc.mallopt(param, value))
+
+        def malloc_trim(self, pad: int) -> int:
+            return int(libc.malloc_trim(pad))
+
+    monkeypatch.setattr(memory, "_glibc", Recorder)
+    size = 64 * 1024 * 1024 // 4  # 64 MB of float32: past any mmap threshold
+
+    def faults_of_a_block_again() -> int:
+        first = np.ones(size, dtype=np.float32)
+        del first
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        again = np.ones(size, dtype=np.float32)
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+        del again
+        return faults
+
+    with memory.keep_freed_memory(every_size=True) as said:
+        assert said == "freed memory kept for reuse, blocks of every size (glibc mallopt)"
+        assert calls[-1] == (memory.M_MMAP_MAX, 0)
+        within = faults_of_a_block_again()
+    assert within < 50, within  # of its 16,384 pages (mapped anew: hundreds, even in huge pages)
+    assert (memory.M_MMAP_MAX, memory.DEFAULT_MMAP_MAX) in calls[-4:]
+    calls.clear()
+    with memory.keep_freed_memory() as said:  # the batched PPO's: M_MMAP_MAX left alone
+        assert said == "freed memory kept for reuse (glibc mallopt)"
+    assert all(param != memory.M_MMAP_MAX for param, _ in calls)
 
 
 def test_the_embedding_relus_in_place_give_the_values_and_gradients_of_out_of_place_ones() -> None:

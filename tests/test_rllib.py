@@ -43,7 +43,12 @@ from spider_env.agents.rl.rllib import (
     train,
     width_rows,
 )
-from spider_env.agents.rl.rllib_modules import ActionRowsRLModule, ActionSetRLModule, FlatRLModule
+from spider_env.agents.rl.rllib_modules import (
+    ActionRowsRLModule,
+    ActionSetRLModule,
+    FlatRLModule,
+    MaskedCategorical,
+)
 from spider_env.agents.rl.rllib_runner import ArrayEnvRunner, EvenRows
 from spider_env.agents.rl.settings import SettingsError
 from test_readme import RLLIB_PYTHON, run_snippet
@@ -139,6 +144,26 @@ def test_the_rows_env_packs_the_per_action_observation_and_plays_each_row_s_acti
         np.testing.assert_array_equal(truncated, truncated_ref)
         ended += int((terminated | truncated).sum())
     assert ended >= 6
+
+
+def test_the_rows_env_hands_out_arrays_of_its_own_that_the_next_step_leaves_alone() -> None:
+    # the inner env gives its own buffers (copy=False); the rows env copies what it returns
+    env = env_of("rows", num_envs=4, max_episode_steps=3)
+    obs, _ = env.reset(seed=2)
+    returned, copies = [], []
+    for _ in range(8):
+        rows = np.array([int(np.flatnonzero(r)[0]) for r in legal(env, obs)])
+        out = env.step(rows)
+        returned.append(out)
+        copies.append([np.copy(x) for x in out[:4]] + [{k: np.copy(v) for k, v in out[4].items()}])
+        obs = out[0]
+    for live, copied in zip(returned, copies, strict=True):  # nothing overwritten since
+        for x, y in zip(live[:4], copied[:4], strict=True):
+            np.testing.assert_array_equal(x, y)
+        assert live[4].keys() == copied[4].keys()
+        for key, value in copied[4].items():
+            np.testing.assert_array_equal(live[4][key], value)
+    assert any(c[2].any() or c[3].any() for c in copies)  # episodes ended (and restarted)
 
 
 def test_a_row_without_an_action_raises_naming_the_env_and_the_row() -> None:
@@ -294,6 +319,88 @@ def test_only_the_learners_pass_embeds_in_the_precision_of_the_model_config(obs_
         bad.forward_train(batch)
 
 
+def masked_logits(seed: int, b: int = 6, k: int = 9, first: bool = False) -> torch.Tensor:
+    """Logits with ``FLOAT_MIN`` at illegal actions (as the modules give them): legal ones
+    first (rows) or anywhere (action ids); decision 0 has one legal action."""
+    gen = torch.Generator().manual_seed(seed)
+    legal = torch.rand(b, k, generator=gen) < 0.5
+    if first:
+        legal = torch.arange(k) < torch.randint(1, k + 1, (b, 1), generator=gen)
+    legal[:, 0] |= ~legal.any(dim=1)
+    legal[0] = False
+    legal[0, k - 1] = True
+    return (torch.randn(b, k, generator=gen) * 2).masked_fill(~legal, FLOAT_MIN)
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_the_masked_categorical_is_torch_s_categorical_over_the_legal_actions(first: bool) -> None:
+    z, other = masked_logits(1, first=first), masked_logits(2, first=first)
+    other = torch.where(z > FLOAT_MIN, other.clamp(min=-5.0), FLOAT_MIN)  # the same legal set
+    ours, theirs = MaskedCategorical.from_logits(z), torch.distributions.Categorical(logits=z)
+    actions = torch.stack([torch.multinomial(theirs.probs, 1)[:, 0] for _ in range(20)])
+    torch.testing.assert_close(ours.logp(actions), theirs.log_prob(actions))
+    torch.testing.assert_close(ours.entropy(), theirs.entropy())
+    ref_kl = torch.distributions.kl_divergence(
+        theirs, torch.distributions.Categorical(logits=other)
+    )
+    torch.testing.assert_close(ours.kl(MaskedCategorical.from_logits(other)), ref_kl)
+    assert torch.equal(ours.to_deterministic().sample(), z.argmax(-1))
+    # its draws: never an illegal action, each legal one as often as its probability
+    torch.manual_seed(0)
+    draws = torch.stack([ours.sample() for _ in range(4000)])
+    assert draws.shape == (4000, len(z))
+    assert (z.gather(1, draws.T) > FLOAT_MIN).all()
+    freq = torch.nn.functional.one_hot(draws, z.shape[1]).float().mean(0)
+    assert (freq - theirs.probs).abs().max() < 0.03
+    assert (draws[:, 0] == z.shape[1] - 1).all()  # decision 0's only legal action, the last
+
+
+def test_the_masked_categorical_refuses_probabilities_and_many_samples() -> None:
+    z = masked_logits(3)
+    with pytest.raises(ValueError, match="logits"):
+        MaskedCategorical(probs=torch.softmax(z, -1))
+    with pytest.raises(ValueError, match="one sample per decision"):
+        MaskedCategorical.from_logits(z).sample(sample_shape=(2,))
+
+
+@pytest.mark.parametrize("obs_mode", ["rows", "actions", "flat"])
+def test_the_modules_draw_from_the_masked_categorical(obs_mode: str) -> None:
+    module = module_of(env_of(obs_mode), obs_mode)
+    for get in ("inference", "exploration", "train"):
+        assert getattr(module, f"get_{get}_action_dist_cls")() is MaskedCategorical
+
+
+@pytest.mark.parametrize("obs_mode", ["rows", "actions"])
+def test_the_values_of_sampled_steps_are_the_runner_s_and_only_the_extra_steps_are_computed(
+    obs_mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a batch as RLlib's learner connectors make it: each step with the value the runner's pass
+    # gave it, and RLlib's extra step at a chunk's end (loss mask false) without one of its own
+    env = env_of(obs_mode, num_envs=6)
+    module = module_of(env, obs_mode)
+    obs, _ = env.reset(seed=5)
+    batch = as_batch(obs)
+    with torch.no_grad():
+        sampled = module.forward_exploration(batch)[Columns.VF_PREDS]
+        every = module.compute_values(batch)  # no values in the batch: every one computed
+    torch.testing.assert_close(sampled, every)
+    seen: list[int] = []
+    real = module._logits_latent
+
+    def counted(o: Any) -> Any:
+        seen.append(len(o) if isinstance(o, torch.Tensor) else len(next(iter(o.values()))))
+        return real(o)
+
+    monkeypatch.setattr(module, "_logits_latent", counted)
+    mask = torch.tensor([True, True, False, True, False, True])
+    stale = torch.full((6,), 123.0)  # what AddOneTs repeats at the extra steps: not their values
+    values = module.compute_values({**batch, Columns.VF_PREDS: torch.where(mask, sampled, stale),
+                                    Columns.LOSS_MASK: mask})  # fmt: skip
+    assert seen == [2]  # one pass, over the two extra steps only
+    torch.testing.assert_close(values, every)
+    assert torch.equal(values[mask], sampled[mask])  # the runner's, as they were
+
+
 def test_a_module_refuses_an_observation_without_the_mask() -> None:
     env = env_of("actions")
     with pytest.raises(ValueError, match="obs_mode='flat'"):
@@ -439,6 +546,7 @@ def in_common_order(episodes: list[SingleAgentEpisode]) -> list[dict[str, np.nda
             "actions": e.get_actions(slice(0, n)),
             "rewards": e.get_rewards(slice(0, n)).astype(np.float64),
             "logp": e.get_extra_model_outputs(Columns.ACTION_LOGP, slice(0, n)),
+            "values": e.get_extra_model_outputs(Columns.VF_PREDS, slice(0, n)),
         })  # fmt: skip
     return out
 

@@ -14,9 +14,15 @@ rule, and every large block after training (an RLlib run's in the same process, 
 mapped anew; measured, that made RLlib's learner about half again as slow. The training guide's
 speed section has the figures.
 
+glibc maps a block past its largest mmap threshold (32 MiB) on its own whatever the threshold:
+RLlib's learner batches the padded observations of ``obs_mode="rows"`` into blocks of about
+90 MB, copies them to shuffle each epoch, and each copy was new pages. With ``every_size=True``
+no block is mapped on its own (``M_MMAP_MAX`` 0, all from the heap) while the block runs, and
+such blocks are reused too: RLlib's trainer and its env runners run so.
+
 Nothing is changed where the C library is not glibc, or where the user has tuned malloc through
-the environment (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_TOP_PAD_``,
-``GLIBC_TUNABLES``): then their settings stand.
+the environment (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_MMAP_MAX_``, ``MALLOC_TRIM_THRESHOLD_``,
+``MALLOC_TOP_PAD_``, ``GLIBC_TUNABLES``): then their settings stand.
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 #: ``mallopt``'s parameters (``<malloc.h>``).
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_MMAP_MAX = -1, -3, -4
+#: glibc's own ``M_MMAP_MAX``: the most blocks mapped on their own at once.
+DEFAULT_MMAP_MAX = 65536
 #: While training: the largest mmap threshold glibc accepts on 64-bit systems (32 MiB, also
 #: where its adaptive rule stops raising it), and a trim threshold of 1 GiB.
 KEEP_MMAP_THRESHOLD = 32 * 1024 * 1024
@@ -39,6 +47,7 @@ AFTER_TRIM_THRESHOLD = 2 * KEEP_MMAP_THRESHOLD
 #: Environment variables by which a user tunes glibc's malloc: present, nothing is changed.
 USER_SETTINGS = (
     "MALLOC_MMAP_THRESHOLD_",
+    "MALLOC_MMAP_MAX_",
     "MALLOC_TRIM_THRESHOLD_",
     "MALLOC_TOP_PAD_",
     "GLIBC_TUNABLES",
@@ -57,9 +66,10 @@ def _glibc() -> ctypes.CDLL | None:
 
 
 @contextmanager
-def keep_freed_memory() -> Iterator[str]:
+def keep_freed_memory(every_size: bool = False) -> Iterator[str]:
     """Within the block, glibc's malloc keeps the memory freed (see the module); yields one
-    line for the trainer's output saying what was done."""
+    line for the trainer's output saying what was done. ``every_size``: blocks past 32 MiB
+    too (none mapped on its own)."""
     libc = _glibc()
     tuned = [name for name in USER_SETTINGS if name in os.environ]
     if libc is None:
@@ -71,15 +81,20 @@ def keep_freed_memory() -> Iterator[str]:
     kept = libc.mallopt(M_MMAP_THRESHOLD, KEEP_MMAP_THRESHOLD) and libc.mallopt(
         M_TRIM_THRESHOLD, KEEP_TRIM_THRESHOLD
     )
+    if kept and every_size:
+        kept = libc.mallopt(M_MMAP_MAX, 0)
     try:
-        yield "freed memory kept for reuse (glibc mallopt)" if kept else "mallopt refused"
+        sizes = ", blocks of every size" if every_size else ""
+        yield f"freed memory kept for reuse{sizes} (glibc mallopt)" if kept else "mallopt refused"
     finally:
-        _after(libc)
+        _after(libc, every_size)
 
 
-def _after(libc: ctypes.CDLL) -> None:
-    """The thresholds at the most glibc's adaptive rule raises them to, the kept memory
-    released."""
+def _after(libc: ctypes.CDLL, every_size: bool = False) -> None:
+    """The thresholds at the most glibc's adaptive rule raises them to (and blocks mapped on
+    their own again), the kept memory released."""
+    if every_size:
+        libc.mallopt(M_MMAP_MAX, DEFAULT_MMAP_MAX)
     libc.mallopt(M_MMAP_THRESHOLD, KEEP_MMAP_THRESHOLD)
     libc.mallopt(M_TRIM_THRESHOLD, AFTER_TRIM_THRESHOLD)
     libc.malloc_trim(0)

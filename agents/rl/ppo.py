@@ -302,17 +302,23 @@ class PackedRows:
         return x, rows, cols, valid
 
 
-def sample_rows(logp: Any, valid: Any, u: Any) -> Any:
+def sample_rows(logp: Any, valid: Any, u: Any, valid_first: bool = True) -> Any:
     """One row per decision drawn from its log-probabilities ``logp`` ``(B, K)`` by inverting
     the distribution's CDF at ``u`` ``(B,)`` (uniform in ``[0, 1)``): a row without a legal
     action (``valid`` False, probability 0) is never drawn, and a decision's draw depends on its
     own ``u`` only, so the trainer draws every game's ``u`` of a rollout at once and the samples
     do not depend on how the games are split between calls. A decision without a legal row
-    (a game dealt with none, which ends at its next step) gets row 0."""
+    (a game dealt with none, which ends at its next step) gets row 0. ``valid_first``: each
+    decision's valid rows come first (the rows of an action set); ``False``: anywhere (a mask
+    over action ids)."""
     torch = _torch()
     cdf = legal_exp(logp, valid).mul_(valid).cumsum(dim=-1)
     row = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], right=True)[:, 0]
-    last = valid.sum(dim=-1) - 1  # the valid rows come first
+    if valid_first:
+        last = valid.sum(dim=-1) - 1
+    else:  # u * total can round up to total: then the last valid row, wherever it is
+        last = valid.shape[-1] - 1 - valid.flip(-1).to(torch.uint8).argmax(dim=-1)
+        last = torch.where(valid.any(dim=-1), last, -1)
     return torch.minimum(row, last).clamp(min=0)
 
 

@@ -72,6 +72,7 @@ from spider_env.observation.spaces import N_ACTION_FEATURES, N_GLOBAL_FEATURES
 from spider_env.rewards import REWARD_MODES
 
 from .envs import TRAIN_DEALS, validation_deals
+from .memory import keep_freed_memory
 from .ppo import PRECISIONS, update_precision
 from .settings import (
     Name,
@@ -286,6 +287,8 @@ def spider_vector_env(config: Mapping[str, Any]) -> VectorEnv[Any, Any, Any]:
         kwargs["mask_in_obs"] = obs_mode == ACTIONS_MODE  # rows: the row flags instead
     else:
         kwargs["feature_slots"] = cfg.get("feature_slots", DEFAULT_FEATURE_SLOTS)
+    if obs_mode == ROWS_MODE:  # RLlibVectorEnv copies what it hands out itself
+        kwargs["copy"] = False
     return SpiderVectorEnv(int(num_envs), **kwargs)
 
 
@@ -422,6 +425,9 @@ class RLlibVectorEnv(VectorWrapper):
             return obs
         for key in ("action_mask", "_action_mask"):
             info.pop(key, None)
+        for key, value in info.items():  # the inner env's own arrays (copy=False): fresh ones
+            if isinstance(value, np.ndarray):
+                info[key] = value.copy()
         ids = obs["action_ids"]
         self._ids[:] = ids
         out = np.empty((self.num_envs, rows_width(self.action_rows)), np.float32)
@@ -470,6 +476,7 @@ class RLlibVectorEnv(VectorWrapper):
         obs, reward, terminated, truncated, info = self.env.step(actions)
         if self.obs_mode == ROWS_MODE:
             np.logical_or(terminated, truncated, out=self._ended)
+            reward, terminated, truncated = reward.copy(), terminated.copy(), truncated.copy()
         return self._obs(obs, info), reward, terminated, truncated, info
 
 
@@ -655,6 +662,7 @@ def train(s: RLlibSettings) -> dict[str, Any]:
         check_cpus(s, _cluster_cpus())
         with setting_up("out"):
             out.mkdir(parents=True, exist_ok=True)
+        say(f"malloc: {stack.enter_context(keep_freed_memory(every_size=True))}")
         algo = ppo_config(s).build_algo()
         try:
             t0, steps = time.perf_counter(), 0

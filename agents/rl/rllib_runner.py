@@ -14,6 +14,9 @@ at the end of a sample does it cut the arrays into the episode chunks RLlib's le
 ids, lengths and flags as RLlib's runner would return, in its order; their infos are empty
 dicts, which PPO's learner does not read), and it logs the same metrics.
 
+A remote runner (a process of its own) keeps the memory it frees for its next sample,
+blocks of every size (:func:`~.memory.keep_freed_memory`, as the trainer's driver does).
+
 It applies to the env :class:`~.rllib.RLlibVectorEnv` with ``obs_mode="rows"`` sampling
 ``num_timesteps`` with exploration (PPO's sampling). Anything else (RLlib's episode sampling,
 random actions, inference, another env or layout, custom env-to-module or module-to-env
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from contextlib import ExitStack
 from typing import Any
 
 import numpy as np
@@ -40,6 +44,7 @@ from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 from ray.rllib.utils.metrics import ENV_STEP_TIMER, RLMODULE_INFERENCE_TIMER, WEIGHTS_SEQ_NO
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
+from .memory import keep_freed_memory
 from .rllib import (
     ROWS_MODE,
     RLlibVectorEnv,
@@ -140,14 +145,17 @@ class _Games:
 
 class _Steps:
     """The arrays of one sample, a row per step (``cap`` steps, grown when resets need more):
-    the rows drawn, their log-probabilities and the logits, rewards, flags, and which games'
-    steps count (not a reset); and each step's observations as the env gave them (one more:
-    the last step's), with the most rows any of them uses."""
+    the rows drawn, their log-probabilities and the logits, the values (if the module gives
+    them), rewards, flags, and which games' steps count (not a reset); and each step's
+    observations as the env gave them (one more: the last step's), with the most rows any of
+    them uses."""
 
     def __init__(self, cap: int, n: int, rows: int, obs: np.ndarray) -> None:
         self.actions = np.empty((cap, n), np.int64)
         self.logp = np.empty((cap, n), np.float32)
         self.logits = np.empty((cap, n, rows), np.float32)
+        self.values = np.empty((cap, n), np.float32)
+        self.has_values = False
         self.rewards = np.empty((cap, n), np.float32)
         self.terminated = np.empty((cap, n), bool)
         self.truncated = np.empty((cap, n), bool)
@@ -183,7 +191,17 @@ class ArrayEnvRunner(SingleAgentEnvRunner):
 
     def __init__(self, *, config: Any, **kwargs: Any) -> None:
         self._games: _Games | None = None
+        self._memory: ExitStack | None = None
         super().__init__(config=config, **kwargs)
+        if (self.worker_index or 0) > 0:  # a process of its own: its arrays are reused
+            self._memory = ExitStack()
+            self._memory.enter_context(keep_freed_memory(every_size=True))
+
+    def stop(self) -> None:
+        super().stop()
+        if self._memory is not None:
+            self._memory.close()
+            self._memory = None
 
     def array_sampling(self) -> str | None:
         """``None`` if :meth:`_sample` can sample from arrays, else why not (the settings; the
@@ -274,6 +292,9 @@ class ArrayEnvRunner(SingleAgentEnvRunner):
                 x.logp[s] = torch.as_tensor(dist.logp(a)).numpy()
             x.actions[s] = a.numpy()
             x.logits[s] = z.numpy()
+            if Columns.VF_PREDS in out:  # the module's values (those of this module's)
+                x.values[s] = out[Columns.VF_PREDS].numpy()
+                x.has_values = True
             try:
                 with self.metrics.log_time(ENV_STEP_TIMER):
                     o, r, te, tr, _ = env.step(x.actions[s])  # o: a new array each step
@@ -323,6 +344,7 @@ class ArrayEnvRunner(SingleAgentEnvRunner):
                 truncated=done and not term,
                 extra_model_outputs={
                     Columns.ACTION_DIST_INPUTS: _buffer(logits[a:b, i]),
+                    **({Columns.VF_PREDS: _buffer(x.values[a:b, i])} if x.has_values else {}),
                     Columns.ACTION_LOGP: _buffer(x.logp[a:b, i]),
                     WEIGHTS_SEQ_NO: _buffer(np.full(b - a, seq)),
                 },
