@@ -11,7 +11,9 @@
   the learner in the driver (``num_learners=0``); the same network (the action-set network,
   ``--hidden``), ``--n-steps`` steps per game per update, so every row updates on
   ``num_envs * n_steps`` decisions, both learners' row embeddings in ``--precision`` (``auto``:
-  bfloat16 on a CPU that multiplies it natively, as both trainers' default);
+  bfloat16 on a CPU that multiplies it natively, as both trainers' default); the driver keeps
+  the memory it frees, blocks of every size, as ``rllib_ppo.py`` trains
+  (``keep_freed_memory(every_size=True)``; remote array runners do so themselves);
 * CartPole-v1 through ``gym.make`` (``reference.py``), the speed reference of every benchmark.
 
 Env-steps (decisions) per wall second and per CPU-second, after a warm-up update (numba,

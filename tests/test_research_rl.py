@@ -176,6 +176,8 @@ def test_recipe_errors_are_one_line_with_status_2(
         ("update_probes", ["--precision", "float16"], "--precision"),
         ("update_probes", ["--gap", "no/such/model.zip"], "no such model file"),
         ("update_probes", ["--gap", __file__], "no sidecar naming its game"),
+        ("rllib_parts", ["--updates", "0"], "--updates"),
+        ("rllib_parts", ["--memory", "lots"], "--memory"),
     ],
 )
 def test_probe_errors_are_one_line_with_status_2(

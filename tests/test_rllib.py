@@ -663,6 +663,23 @@ def test_the_array_runner_leaves_a_config_it_cannot_follow_to_rllib() -> None:
     assert env_runner_class(RLlibSettings()) is ArrayEnvRunner
 
 
+def test_the_parts_probe_times_rllib_s_update_and_sample_and_puts_every_method_back() -> None:
+    from ray.rllib.connectors.learner import GeneralAdvantageEstimation
+    from ray.rllib.policy.sample_batch import SampleBatch
+    from test_research_rl import load
+
+    before = (SampleBatch.shuffle, GeneralAdvantageEstimation.__call__)
+    out = load("rllib_parts").measure(1, 1, 8, 8, "as-is")
+    parts = out["parts"]
+    for key in ("learner update (all)", "learner: minibatch steps", "runner sample (all)",
+                "runner: steps (env, network, draw)", "learner: the batch's shuffles",
+                "learner connector GeneralAdvantageEstimation"):  # fmt: skip
+        assert parts[key] > 0, key
+    assert parts["learner update (all)"] >= parts["learner: minibatch steps"]
+    assert 0 < parts["runner sample (all)"] < out["total"]
+    assert (SampleBatch.shuffle, GeneralAdvantageEstimation.__call__) == before
+
+
 def test_even_rows_gives_every_episode_the_most_rows_any_uses() -> None:
     ours, theirs = runner_of(ArrayEnvRunner), runner_of(SingleAgentEnvRunner)
     episodes = ours.sample() + theirs.sample()

@@ -1,0 +1,121 @@
+"""Where RLlib's PPO over rows spends its CPU, part by part (the training record's "RLlib:
+speed and learning"): the CPU time per update of the learner's update and its parts (the
+learner connectors one by one, the batch's shuffles, the minibatch steps) and of the env
+runner's sample and its parts, with the driver sampling (``num_env_runners=0``), as
+``benchmarks/bench_rllib.py --runners 0 --obs-modes rows`` trains.
+
+Each part is timed by wrapping the method that does it (``time.process_time``: every thread of
+the process, so a learner on two torch threads counts both); a part inside another counts in
+both. ``--memory as-is`` leaves glibc's malloc as it is instead of keeping freed blocks of every
+size for reuse, as the trainer does (``keep_freed_memory(every_size=True)``). Needs the
+``rllib`` extra. Not a test; run it as
+
+    .venv/rllib/bin/python research/rl/rllib_parts.py [--updates 8] [--memory as-is]
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from contextlib import ExitStack
+from typing import Any
+
+from spider_env.agents.rl.settings import ArgumentParser
+
+MEMORY = ("kept", "as-is")
+
+
+def _timed(owner: Any, name: str, key: str, totals: dict[str, float], stack: ExitStack) -> None:
+    """Replace ``owner.name`` by a wrapper adding its CPU time to ``totals[key]`` until
+    ``stack`` closes."""
+    inner: Callable[..., Any] = getattr(owner, name)
+    if name in vars(owner):
+        stack.callback(setattr, owner, name, vars(owner)[name])
+    else:  # an instance's method (from its class): the class's again after
+        stack.callback(delattr, owner, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            totals[key] += time.process_time() - t0
+
+    setattr(owner, name, wrapper)
+
+
+def measure(updates: int, threads: int, num_envs: int, n_steps: int, memory: str) -> dict[str, Any]:
+    """CPU milliseconds per update by part (``parts``) and in all (``total``)."""
+    import ray
+    import torch
+    from ray.rllib.policy.sample_batch import SampleBatch
+    from spider_env.agents.rl.memory import keep_freed_memory
+    from spider_env.agents.rl.rllib import RLlibSettings, ppo_config
+
+    torch.set_num_threads(threads)
+    s = RLlibSettings(suits=1, hidden=64, num_env_runners=0, obs_mode="rows",
+                      num_envs_per_env_runner=num_envs, n_steps=n_steps)  # fmt: skip
+    totals: dict[str, float] = defaultdict(float)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    with ExitStack() as stack:
+        stack.callback(ray.shutdown)
+        if memory == "kept":
+            stack.enter_context(keep_freed_memory(every_size=True))
+        algo = ppo_config(s).build_algo()
+        stack.callback(algo.stop)
+        algo.train()  # warm-up: numba, torch
+        learner = algo.learner_group._learner
+        runner = algo.env_runner_group.local_env_runner
+        seen = set()
+        for piece in learner._learner_connector.connectors:
+            if type(piece) not in seen:  # the class's: a pipeline calls its pieces
+                seen.add(type(piece))
+                key = f"learner connector {type(piece).__name__}"
+                _timed(type(piece), "__call__", key, totals, stack)
+        _timed(SampleBatch, "shuffle", "learner: the batch's shuffles", totals, stack)
+        _timed(learner, "update", "learner update (all)", totals, stack)
+        _timed(learner, "_make_batch_if_necessary", "learner: connectors (all)", totals, stack)
+        _timed(learner, "_update", "learner: minibatch steps", totals, stack)
+        _timed(runner, "sample", "runner sample (all)", totals, stack)
+        _timed(runner, "_steps", "runner: steps (env, network, draw)", totals, stack)
+        _timed(runner, "_cut", "runner: cutting episodes", totals, stack)
+        t0 = time.process_time()
+        for _ in range(updates):
+            algo.train()
+        total = time.process_time() - t0
+    return {
+        "parts": {k: round(v / updates * 1e3, 1) for k, v in totals.items()},
+        "total": round(total / updates * 1e3, 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--updates", type=int, default=8, help="timed updates, after one warm-up")
+    p.add_argument("--threads", type=int, default=2, help="torch threads of the driver")
+    p.add_argument("--num-envs", type=int, default=256)
+    p.add_argument("--n-steps", type=int, default=32)
+    p.add_argument(
+        "--memory",
+        choices=MEMORY,
+        default="kept",
+        help="keep freed blocks of every size (the trainer's), or leave malloc as-is",
+    )
+    a = p.parse_args(argv)
+    for name in ("updates", "threads", "num_envs", "n_steps"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(a, name)}")
+    try:
+        import ray.rllib  # noqa: F401
+    except ImportError:
+        p.error("needs the rllib extra (make test-rllib builds .venv/rllib)")
+    out = measure(a.updates, a.threads, a.num_envs, a.n_steps, a.memory)
+    for key, ms in sorted(out["parts"].items(), key=lambda kv: -kv[1]):
+        print(f"{key:50s} {ms:8.1f} ms CPU per update")
+    print(f"{'in all':50s} {out['total']:8.1f} ms CPU per update")
+    return out
+
+
+if __name__ == "__main__":
+    main()
