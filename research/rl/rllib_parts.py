@@ -90,8 +90,9 @@ def measure(updates: int, threads: int, num_envs: int, n_steps: int, memory: str
     }
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    p = ArgumentParser(description=__doc__.split("\n\n")[0])
+def build_parser() -> ArgumentParser:
+    """The probe's flags."""
+    p = ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--updates", type=int, default=8, help="timed updates, after one warm-up")
     p.add_argument("--threads", type=int, default=2, help="torch threads of the driver")
     p.add_argument("--num-envs", type=int, default=256)
@@ -102,6 +103,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default="kept",
         help="keep freed blocks of every size (the trainer's), or leave malloc as-is",
     )
+    return p
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = build_parser()
     a = p.parse_args(argv)
     for name in ("updates", "threads", "num_envs", "n_steps"):
         if getattr(a, name) < 1:
