@@ -671,11 +671,12 @@ def test_the_parts_probe_times_rllib_s_update_and_sample_and_puts_every_method_b
     before = (SampleBatch.shuffle, GeneralAdvantageEstimation.__call__)
     out = load("rllib_parts").measure(1, 1, 8, 8, "as-is")
     parts = out["parts"]
-    for key in ("learner update (all)", "learner: minibatch steps", "runner sample (all)",
-                "runner: steps (env, network, draw)", "learner: the batch's shuffles",
+    for key in ("learner update (all)", "learner: connectors (all)", "learner: forward passes",
+                "learner: backward passes", "runner sample (all)", "runner: env steps",
+                "runner: forward passes", "runner: draws", "learner: the batch's shuffles",
                 "learner connector GeneralAdvantageEstimation"):  # fmt: skip
         assert parts[key] > 0, key
-    assert parts["learner update (all)"] >= parts["learner: minibatch steps"]
+    assert parts["learner update (all)"] >= parts["learner: backward passes"]
     assert 0 < parts["runner sample (all)"] < out["total"]
     assert (SampleBatch.shuffle, GeneralAdvantageEstimation.__call__) == before
 

@@ -1,14 +1,16 @@
 """Where RLlib's PPO over rows spends its CPU, part by part (the training record's "RLlib:
 speed and learning"): the CPU time per update of the learner's update and its parts (the
-learner connectors one by one, the batch's shuffles, the minibatch steps) and of the env
-runner's sample and its parts, with the driver sampling (``num_env_runners=0``), as
-``benchmarks/bench_rllib.py --runners 0 --obs-modes rows`` trains.
+learner connectors, one by one and in all; the batch's shuffles; the forward passes, losses,
+backward passes and optimizer steps of its minibatches) and of the env runner's sample and its
+parts (the env's steps, the forward passes, the draws, and the rest), with the driver
+sampling (``num_env_runners=0``), as ``benchmarks/bench_rllib.py --runners 0 --obs-modes rows``
+trains.
 
-Each part is timed by wrapping the method that does it (``time.process_time``: every thread of
-the process, so a learner on two torch threads counts both); a part inside another counts in
-both. ``--memory as-is`` leaves glibc's malloc as it is instead of keeping freed blocks of every
-size for reuse, as the trainer does (``keep_freed_memory(every_size=True)``). Needs the
-``rllib`` extra. Not a test; run it as
+Each part is timed by wrapping the public method that does it, on its class
+(``time.process_time``: every thread of the process, so a learner on two torch threads counts
+both); a part inside another counts in both. ``--memory as-is`` leaves glibc's malloc as it is
+instead of keeping freed blocks of every size for reuse, as the trainer does
+(``keep_freed_memory(every_size=True)``). Needs the ``rllib`` extra. Not a test; run it as
 
     .venv/rllib/bin/python research/rl/rllib_parts.py [--updates 8] [--memory as-is]
 """
@@ -27,12 +29,12 @@ MEMORY = ("kept", "as-is")
 
 
 def _timed(owner: Any, name: str, key: str, totals: dict[str, float], stack: ExitStack) -> None:
-    """Replace ``owner.name`` by a wrapper adding its CPU time to ``totals[key]`` until
-    ``stack`` closes."""
+    """Replace ``owner.name`` (a class's method) by a wrapper adding its CPU time to
+    ``totals[key]`` until ``stack`` closes."""
     inner: Callable[..., Any] = getattr(owner, name)
     if name in vars(owner):
         stack.callback(setattr, owner, name, vars(owner)[name])
-    else:  # an instance's method (from its class): the class's again after
+    else:  # inherited: the parent's again after
         stack.callback(delattr, owner, name)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -49,9 +51,26 @@ def measure(updates: int, threads: int, num_envs: int, n_steps: int, memory: str
     """CPU milliseconds per update by part (``parts``) and in all (``total``)."""
     import ray
     import torch
+    from ray.rllib.connectors.common import (
+        AddObservationsFromEpisodesToBatch,
+        AddStatesFromEpisodesToBatch,
+        AddTimeDimToBatchAndZeroPad,
+        BatchIndividualItems,
+        NumpyToTensor,
+    )
+    from ray.rllib.connectors.learner import (
+        AddColumnsFromEpisodesToTrainBatch,
+        AddOneTsToEpisodesAndTruncate,
+        GeneralAdvantageEstimation,
+    )
+    from ray.rllib.connectors.learner.learner_connector_pipeline import LearnerConnectorPipeline
+    from ray.rllib.core.learner.learner import Learner
+    from ray.rllib.core.learner.torch.torch_learner import TorchLearner
     from ray.rllib.policy.sample_batch import SampleBatch
     from spider_env.agents.rl.memory import keep_freed_memory
-    from spider_env.agents.rl.rllib import RLlibSettings, ppo_config
+    from spider_env.agents.rl.rllib import RLlibSettings, RLlibVectorEnv, ppo_config
+    from spider_env.agents.rl.rllib_modules import ActionRowsRLModule
+    from spider_env.agents.rl.rllib_runner import ArrayEnvRunner, EvenRows
 
     torch.set_num_threads(threads)
     s = RLlibSettings(suits=1, hidden=64, num_env_runners=0, obs_mode="rows",
@@ -65,25 +84,41 @@ def measure(updates: int, threads: int, num_envs: int, n_steps: int, memory: str
         algo = ppo_config(s).build_algo()
         stack.callback(algo.stop)
         algo.train()  # warm-up: numba, torch
-        learner = algo.learner_group._learner
-        runner = algo.env_runner_group.local_env_runner
-        seen = set()
-        for piece in learner._learner_connector.connectors:
-            if type(piece) not in seen:  # the class's: a pipeline calls its pieces
-                seen.add(type(piece))
-                key = f"learner connector {type(piece).__name__}"
-                _timed(type(piece), "__call__", key, totals, stack)
-        _timed(SampleBatch, "shuffle", "learner: the batch's shuffles", totals, stack)
-        _timed(learner, "update", "learner update (all)", totals, stack)
-        _timed(learner, "_make_batch_if_necessary", "learner: connectors (all)", totals, stack)
-        _timed(learner, "_update", "learner: minibatch steps", totals, stack)
-        _timed(runner, "sample", "runner sample (all)", totals, stack)
-        _timed(runner, "_steps", "runner: steps (env, network, draw)", totals, stack)
-        _timed(runner, "_cut", "runner: cutting episodes", totals, stack)
+        draws = algo.get_module().get_exploration_action_dist_cls()  # the modules' own
+        for piece in (
+            AddOneTsToEpisodesAndTruncate,
+            EvenRows,
+            AddObservationsFromEpisodesToBatch,
+            AddColumnsFromEpisodesToTrainBatch,
+            AddTimeDimToBatchAndZeroPad,
+            AddStatesFromEpisodesToBatch,
+            BatchIndividualItems,
+            NumpyToTensor,
+            GeneralAdvantageEstimation,
+        ):  # fmt: skip  (PPO's learner connector)
+            _timed(piece, "__call__", f"learner connector {piece.__name__}", totals, stack)
+        for owner, name, key in (
+            (Learner, "update", "learner update (all)"),
+            (LearnerConnectorPipeline, "__call__", "learner: connectors (all)"),
+            (SampleBatch, "shuffle", "learner: the batch's shuffles"),
+            (ActionRowsRLModule, "forward_train", "learner: forward passes"),
+            (Learner, "compute_losses", "learner: losses"),
+            (TorchLearner, "compute_gradients", "learner: backward passes"),
+            (TorchLearner, "apply_gradients", "learner: optimizer steps"),
+            (ArrayEnvRunner, "sample", "runner sample (all)"),
+            (RLlibVectorEnv, "step", "runner: env steps"),
+            (ActionRowsRLModule, "forward_exploration", "runner: forward passes"),
+            (draws, "sample", "runner: draws"),
+        ):
+            _timed(owner, name, key, totals, stack)
         t0 = time.process_time()
         for _ in range(updates):
             algo.train()
         total = time.process_time() - t0
+    inside = ("runner: env steps", "runner: forward passes", "runner: draws")
+    totals["runner: the rest (bookkeeping, cutting the sample)"] = totals[
+        "runner sample (all)"
+    ] - sum(totals[k] for k in inside)
     return {
         "parts": {k: round(v / updates * 1e3, 1) for k, v in totals.items()},
         "total": round(total / updates * 1e3, 1),
