@@ -679,6 +679,8 @@ def test_the_parts_probe_times_rllib_s_update_and_sample_and_puts_every_method_b
     assert parts["learner update (all)"] >= parts["learner: backward passes"]
     assert 0 < parts["runner sample (all)"] < out["total"]
     assert (SampleBatch.shuffle, GeneralAdvantageEstimation.__call__) == before
+    draws = load("rllib_parts").draw_times(decisions=8, rows=4, calls=3)
+    assert set(draws) == {"TorchCategorical", "MaskedCategorical"} and min(draws.values()) > 0
 
 
 def test_even_rows_gives_every_episode_the_most_rows_any_uses() -> None:

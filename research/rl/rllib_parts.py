@@ -13,6 +13,11 @@ instead of keeping freed blocks of every size for reuse, as the trainer does
 (``keep_freed_memory(every_size=True)``). Needs the ``rllib`` extra. Not a test; run it as
 
     .venv/rllib/bin/python research/rl/rllib_parts.py [--updates 8] [--memory as-is]
+    .venv/rllib/bin/python research/rl/rllib_parts.py --draws
+
+``--draws`` times the action distributions alone instead: a draw and its log-probability for
+256 decisions of up to 48 rows, through RLlib's ``TorchCategorical`` and the modules'
+``MaskedCategorical``.
 """
 
 from __future__ import annotations
@@ -125,6 +130,34 @@ def measure(updates: int, threads: int, num_envs: int, n_steps: int, memory: str
     }
 
 
+def draw_times(decisions: int = 256, rows: int = 48, calls: int = 2000) -> dict[str, float]:
+    """CPU milliseconds of a draw and its log-probability for ``decisions`` decisions of up to
+    ``rows`` legal rows (``FLOAT_MIN`` past them), on one torch thread, through RLlib's
+    ``TorchCategorical`` and through the modules' ``MaskedCategorical``."""
+    import torch
+    from ray.rllib.core.distribution.torch.torch_distribution import TorchCategorical
+    from ray.rllib.utils.torch_utils import FLOAT_MIN
+    from spider_env.agents.rl.rllib_modules import MaskedCategorical
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    gen = torch.Generator().manual_seed(0)
+    legal = torch.arange(rows) < torch.randint(1, rows, (decisions, 1), generator=gen)
+    logits = torch.randn(decisions, rows, generator=gen).masked_fill(~legal, FLOAT_MIN)
+    out = {}
+    try:
+        for cls in (TorchCategorical, MaskedCategorical):
+            for i in range(2 + calls):  # two warm-up calls
+                if i == 2:
+                    t0 = time.process_time()
+                dist = cls.from_logits(logits)
+                dist.logp(dist.sample())
+            out[cls.__name__] = round((time.process_time() - t0) / calls * 1e3, 3)
+    finally:
+        torch.set_num_threads(threads)
+    return out
+
+
 def build_parser() -> ArgumentParser:
     """The probe's flags."""
     p = ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
@@ -137,6 +170,11 @@ def build_parser() -> ArgumentParser:
         choices=MEMORY,
         default="kept",
         help="keep freed blocks of every size (the trainer's), or leave malloc as-is",
+    )
+    p.add_argument(
+        "--draws",
+        action="store_true",
+        help="time the action distributions' draws instead (256 decisions of up to 48 rows)",
     )
     return p
 
@@ -151,6 +189,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         import ray.rllib  # noqa: F401
     except ImportError:
         p.error("needs the rllib extra (make test-rllib builds .venv/rllib)")
+    if a.draws:
+        times = draw_times()
+        for name, ms in times.items():
+            print(f"{name:50s} {ms:8.3f} ms CPU per draw and log-probability")
+        return times
     out = measure(a.updates, a.threads, a.num_envs, a.n_steps, a.memory)
     for key, ms in sorted(out["parts"].items(), key=lambda kv: -kv[1]):
         print(f"{key:50s} {ms:8.1f} ms CPU per update")
