@@ -334,10 +334,16 @@ def masked_log_probs(logits: Any, valid: Any) -> tuple[Any, Any]:
     """``(log-probabilities (B, K), masked entropy (B,))`` of the rows' categorical: the
     entropy sums over the legal rows only (a masked row's ``p log p`` is exactly 0 but its
     log-probability is not finite enough to multiply)."""
+    logp = _torch().log_softmax(logits, dim=-1)
+    return logp, masked_entropy(logp, valid)
+
+
+def masked_entropy(logp: Any, valid: Any) -> Any:
+    """The entropy ``(B,)`` of the categorical of log-probabilities ``logp`` ``(B, K)``, summed
+    over the legal rows ``valid`` only (:func:`masked_log_probs`)."""
     torch = _torch()
-    logp = torch.log_softmax(logits, dim=-1)
     plogp = torch.where(valid, legal_exp(logp, valid) * logp, torch.zeros_like(logp))
-    return logp, -plogp.sum(dim=-1)
+    return -plogp.sum(dim=-1)
 
 
 class LossTerms(NamedTuple):
@@ -866,6 +872,7 @@ __all__ = [
     "clipped_losses",
     "kl_from",
     "make_envs",
+    "masked_entropy",
     "masked_log_probs",
     "minibatch_loss",
     "play_deals",

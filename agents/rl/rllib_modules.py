@@ -112,17 +112,16 @@ class MaskedCategorical(TorchCategorical):
 
     def entropy(self, **kwargs: Any) -> Any:
         if self._entropy is None:
-            from .ppo import masked_log_probs
+            from .ppo import masked_entropy
 
-            self._entropy = masked_log_probs(self.logits, self.valid)[1]
+            self._entropy = masked_entropy(self.log_probs, self.valid)
         return self._entropy
 
     def kl(self, other: Any, **kwargs: Any) -> Any:
-        """``KL(self || other)`` over the legal actions of ``self``."""
-        from .ppo import legal_exp
+        """``KL(self || other)`` over the legal actions of ``self`` (:func:`~.ppo.kl_from`)."""
+        from .ppo import kl_from
 
-        diff = th.where(self.valid, self.log_probs - other.log_probs, 0.0)
-        return (legal_exp(self.log_probs, self.valid) * diff).sum(dim=-1)
+        return kl_from(self.log_probs, other.log_probs, self.valid)
 
     def sample(self, *, sample_shape: Any = None, **kwargs: Any) -> Any:
         from .ppo import sample_rows
