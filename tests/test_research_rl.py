@@ -178,6 +178,8 @@ def test_recipe_errors_are_one_line_with_status_2(
         ("update_probes", ["--gap", __file__], "no sidecar naming its game"),
         ("rllib_parts", ["--updates", "0"], "--updates"),
         ("rllib_parts", ["--memory", "lots"], "--memory"),
+        ("rllib_parts", ["--runners", "-1"], "--runners"),
+        ("rllib_parts", ["--num-envs", "4", "--runners", "5"], "--runners"),
     ],
 )
 def test_probe_errors_are_one_line_with_status_2(

@@ -10,6 +10,7 @@ with ``SPIDER_ENV_REQUIRE_RLLIB=1``, where a missing RLlib is a failure, not a s
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -610,6 +611,37 @@ def test_the_array_runner_takes_the_steps_resets_need_as_rllib_s_runner_does() -
 
 
 @pytest.mark.usefixtures("one_thread")
+def test_the_array_runner_s_observations_and_logits_go_out_of_band_and_the_rest_in_band() -> None:
+    # Ray pickles a remote runner's episodes with protocol 5: a contiguous array goes out of
+    # band (written once into the object store, read there without a copy), a strided one is
+    # copied into the message; the columns of a number a step are too small for a buffer each
+    ours = runner_of(ArrayEnvRunner)
+    for _ in range(2):  # the second sample starts with games that ended
+        episodes = ours.sample()
+        big = [
+            (e.observations, e.extra_model_outputs[Columns.ACTION_DIST_INPUTS]) for e in episodes
+        ]
+        assert all(o.data.flags.c_contiguous and z.data.flags.c_contiguous for o, z in big)
+        buffers: list[pickle.PickleBuffer] = []
+        message = pickle.dumps(episodes, protocol=5, buffer_callback=buffers.append)
+        observations = sum(o.data.nbytes for o, _ in big)
+        assert (
+            sum(b.raw().nbytes for b in buffers)
+            >= sum(z.data.nbytes for _, z in big) + observations
+        )
+        assert len(message) < observations / 4
+        # a buffer for each of those two columns, for a one-step chunk's other columns (then
+        # contiguous) and for the bounds of the spaces, which all chunks share
+        one_step = sum(len(e) == 1 for e in episodes)
+        assert len(buffers) <= 2 * len(episodes) + 5 * one_step + 8 < 7 * len(episodes)
+        back = pickle.loads(message, buffers=buffers)
+        for x, y in zip(in_common_order(back), in_common_order(episodes), strict=True):
+            for key in x:
+                np.testing.assert_array_equal(x[key], y[key], err_msg=key)
+    ours.stop()
+
+
+@pytest.mark.usefixtures("one_thread")
 def test_training_with_the_array_runner_gives_rllib_s_weights_bit_for_bit() -> None:
     import ray
 
@@ -681,6 +713,14 @@ def test_the_parts_probe_times_rllib_s_update_and_sample_and_puts_every_method_b
     assert (SampleBatch.shuffle, GeneralAdvantageEstimation.__call__) == before
     draws = load("rllib_parts").draw_times(decisions=8, rows=4, calls=3)
     assert set(draws) == {"TorchCategorical", "MaskedCategorical"} and min(draws.values()) > 0
+    # a remote runner: its CPU and the driver's, which the total adds up
+    remote = load("rllib_parts").measure(1, 1, 8, 8, "as-is", runners=1)
+    parts = remote["parts"]
+    assert parts["remote runners (all)"] > 0 and parts["learner update (all)"] > 0
+    assert "runner sample (all)" not in parts  # (sampled in the runner's own process)
+    assert remote["total"] == pytest.approx(
+        parts["driver (all)"] + parts["remote runners (all)"], abs=0.11
+    )
 
 
 def test_even_rows_gives_every_episode_the_most_rows_any_uses() -> None:

@@ -4,7 +4,9 @@ learner connectors, one by one and in all; the batch's shuffles; the forward pas
 backward passes and optimizer steps of its minibatches) and of the env runner's sample and its
 parts (the env's steps, the forward passes, the draws, and the rest), with the driver
 sampling (``num_env_runners=0``), as ``benchmarks/bench_rllib.py --runners 0 --obs-modes rows``
-trains.
+trains. With ``--runners N`` the env runners are N processes of their own: the learner's parts
+are timed as before, and the runners' CPU per update in all (``remote runners (all)``) beside
+the driver's (``driver (all)``).
 
 Each part is timed by wrapping the public method that does it, on its class
 (``time.process_time``: every thread of the process, so a learner on two torch threads counts
@@ -12,7 +14,7 @@ both); a part inside another counts in both. ``--memory as-is`` leaves glibc's m
 instead of keeping freed blocks of every size for reuse, as the trainer does
 (``keep_freed_memory(every_size=True)``). Needs the ``rllib`` extra. Not a test; run it as
 
-    .venv/rllib/bin/python research/rl/rllib_parts.py [--updates 8] [--memory as-is]
+    .venv/rllib/bin/python research/rl/rllib_parts.py [--updates 8] [--memory as-is] [--runners 1]
     .venv/rllib/bin/python research/rl/rllib_parts.py --draws
 
 ``--draws`` times the action distributions alone instead: a draw and its log-probability for
@@ -52,8 +54,11 @@ def _timed(owner: Any, name: str, key: str, totals: dict[str, float], stack: Exi
     setattr(owner, name, wrapper)
 
 
-def measure(updates: int, threads: int, num_envs: int, n_steps: int, memory: str) -> dict[str, Any]:
-    """CPU milliseconds per update by part (``parts``) and in all (``total``)."""
+def measure(
+    updates: int, threads: int, num_envs: int, n_steps: int, memory: str, runners: int = 0
+) -> dict[str, Any]:
+    """CPU milliseconds per update by part (``parts``) and in all (``total``, the remote env
+    runners' included)."""
     import ray
     import torch
     from ray.rllib.connectors.common import (
@@ -78,10 +83,22 @@ def measure(updates: int, threads: int, num_envs: int, n_steps: int, memory: str
     from spider_env.agents.rl.rllib_runner import ArrayEnvRunner, EvenRows
 
     torch.set_num_threads(threads)
-    s = RLlibSettings(suits=1, hidden=64, num_env_runners=0, obs_mode="rows",
-                      num_envs_per_env_runner=num_envs, n_steps=n_steps)  # fmt: skip
+    s = RLlibSettings(suits=1, hidden=64, num_env_runners=runners, obs_mode="rows",
+                      num_envs_per_env_runner=num_envs // max(1, runners),
+                      n_steps=n_steps)  # fmt: skip
     totals: dict[str, float] = defaultdict(float)
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    ray.init(
+        address="local", num_cpus=max(2, runners), include_dashboard=False, logging_level="ERROR"
+    )
+
+    def remote_cpu() -> float:  # the remote runners' CPU-seconds so far
+        if not runners:
+            return 0.0
+        group = algo.env_runner_group
+        return float(
+            sum(group.foreach_env_runner(lambda r: time.process_time(), local_env_runner=False))
+        )
+
     with ExitStack() as stack:
         stack.callback(ray.shutdown)
         if memory == "kept":
@@ -116,17 +133,20 @@ def measure(updates: int, threads: int, num_envs: int, n_steps: int, memory: str
             (draws, "sample", "runner: draws"),
         ):
             _timed(owner, name, key, totals, stack)
-        t0 = time.process_time()
+        t0, r0 = time.process_time(), remote_cpu()
         for _ in range(updates):
             algo.train()
-        total = time.process_time() - t0
-    inside = ("runner: env steps", "runner: forward passes", "runner: draws")
-    totals["runner: the rest (bookkeeping, cutting the sample)"] = totals[
-        "runner sample (all)"
-    ] - sum(totals[k] for k in inside)
+        driver, remote = time.process_time() - t0, remote_cpu() - r0
+    if runners:
+        totals["driver (all)"], totals["remote runners (all)"] = driver, remote
+    if not runners:
+        inside = ("runner: env steps", "runner: forward passes", "runner: draws")
+        totals["runner: the rest (bookkeeping, cutting the sample)"] = totals[
+            "runner sample (all)"
+        ] - sum(totals[k] for k in inside)
     return {
-        "parts": {k: round(v / updates * 1e3, 1) for k, v in totals.items()},
-        "total": round(total / updates * 1e3, 1),
+        "parts": {k: round(v / updates * 1e3, 1) for k, v in totals.items() if v},
+        "total": round((driver + remote) / updates * 1e3, 1),
     }
 
 
@@ -172,6 +192,12 @@ def build_parser() -> ArgumentParser:
         help="keep freed blocks of every size (the trainer's), or leave malloc as-is",
     )
     p.add_argument(
+        "--runners",
+        type=int,
+        default=0,
+        help="remote env runners, the games shared among them (0: the driver samples)",
+    )
+    p.add_argument(
         "--draws",
         action="store_true",
         help="time the action distributions' draws instead (256 decisions of up to 48 rows)",
@@ -185,6 +211,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for name in ("updates", "threads", "num_envs", "n_steps"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(a, name)}")
+    if not 0 <= a.runners <= a.num_envs:
+        p.error(f"--runners must be between 0 and --num-envs ({a.num_envs}), got {a.runners}")
     try:
         import ray.rllib  # noqa: F401
     except ImportError:
@@ -194,7 +222,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for name, ms in times.items():
             print(f"{name:50s} {ms:8.3f} ms CPU per draw and log-probability")
         return times
-    out = measure(a.updates, a.threads, a.num_envs, a.n_steps, a.memory)
+    out = measure(a.updates, a.threads, a.num_envs, a.n_steps, a.memory, a.runners)
     for key, ms in sorted(out["parts"].items(), key=lambda kv: -kv[1]):
         print(f"{key:50s} {ms:8.1f} ms CPU per update")
     print(f"{'in all':50s} {out['total']:8.1f} ms CPU per update")
