@@ -187,6 +187,33 @@ def test_clipped_losses_start_at_the_plain_surrogate_and_stop_the_gradient_past_
     assert float(moved.grad[1]) == 0.0 and float(moved.grad[0]) != 0.0  # game 0 not clipped
 
 
+def test_gae_gives_cleanrl_s_loop_bit_for_bit_resets_and_cut_games_included() -> None:
+    def cleanrl(rewards, values, dones, next_value, next_done, gamma, lam):  # type: ignore[no-untyped-def]
+        advantages, gae = torch.zeros_like(rewards), torch.zeros_like(next_value)
+        for t in reversed(range(len(rewards))):
+            nonterminal = 1.0 - (next_done if t == len(rewards) - 1 else dones[t + 1])
+            nv = next_value if t == len(rewards) - 1 else values[t + 1]
+            delta = rewards[t] + gamma * nv * nonterminal - values[t]
+            gae = delta + gamma * lam * nonterminal * gae
+            advantages[t] = gae
+        return advantages
+
+    g = torch.Generator().manual_seed(0)
+    for t, n in ((1, 3), (32, 256), (7, 5)):
+        rewards = torch.randn(t, n, generator=g) * (torch.rand(t, n, generator=g) < 0.2)
+        values = torch.randn(t, n, generator=g)
+        dones = (torch.rand(t, n, generator=g) < 0.1).float()
+        next_value, next_done = torch.randn(n, generator=g), (torch.rand(n, generator=g) < 0.1)
+        args = (rewards, values, dones, next_value, next_done.float(), 0.995, 0.95)
+        assert torch.equal(ppo.gae_advantages(*args), cleanrl(*args))
+    # a game that starts anew at step 1 takes nothing from it at step 0
+    one = ppo.gae_advantages(
+        torch.tensor([[1.0], [5.0]]), torch.zeros(2, 1), torch.tensor([[0.0], [1.0]]),
+        torch.zeros(1), torch.zeros(1), 0.9, 1.0,
+    )  # fmt: skip
+    assert one.tolist() == [[1.0], [5.0]]
+
+
 def test_rows_used_counts_the_rows_with_an_id() -> None:
     ids = np.full((3, 6), -1.0, dtype=np.float32)
     ids[0, :2] = [4, 9]
