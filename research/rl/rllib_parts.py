@@ -137,9 +137,9 @@ def measure(
         for _ in range(updates):
             algo.train()
         driver, remote = time.process_time() - t0, remote_cpu() - r0
-    if runners:
+    if runners:  # (the runners' parts ran in their own processes: not timed here)
         totals["driver (all)"], totals["remote runners (all)"] = driver, remote
-    if not runners:
+    else:
         inside = ("runner: env steps", "runner: forward passes", "runner: draws")
         totals["runner: the rest (bookkeeping, cutting the sample)"] = totals[
             "runner sample (all)"
