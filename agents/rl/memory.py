@@ -15,8 +15,8 @@ mapped anew; measured, that made RLlib's learner about half again as slow. The t
 speed section has the figures.
 
 glibc maps a block past its largest mmap threshold (32 MiB) on its own whatever the threshold:
-RLlib's learner batches the padded observations of ``obs_mode="rows"`` into blocks of about
-90 MB, copies them to shuffle each epoch, and each copy was new pages. With ``every_size=True``
+RLlib's learner batches the observations of ``obs_mode="rows"`` into blocks larger than that
+and copies them to shuffle each epoch, and each copy was new pages. With ``every_size=True``
 no block is mapped on its own (``M_MMAP_MAX`` 0, all from the heap) while the block runs, and
 such blocks are reused too: RLlib's trainer and its env runners run so.
 

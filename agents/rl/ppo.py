@@ -578,7 +578,8 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
     rp = RowPolicy(policy)
     anchor = _anchor(policy) if s.bc_coef > 0 else None
     params = list(policy.parameters())
-    # fused: one kernel over every weight (on a CPU about a quarter of the step as a loop)
+    # fused: one kernel over every weight, not a loop over them (the training guide's "serial
+    # steps between the halves")
     optimizer = torch.optim.Adam(params, lr=s.learning_rate, eps=1e-5, fused=True)
     out = Path(s.out)
     with setting_up("out"):

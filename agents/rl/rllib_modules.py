@@ -93,9 +93,8 @@ class MaskedCategorical(TorchCategorical):
     sum over the legal actions only, and whose draw inverts the CDF at one uniform number per
     decision from torch's generator (RLlib's ``TorchCategorical`` draws with
     ``torch.multinomial``). Torch's ``Categorical`` is never built: its normalisation takes a
-    ``logsumexp`` over the masked logits on a slow path (a draw and its log-probability for 256
-    decisions of up to 48 rows on one thread: 0.44 ms through RLlib's class, 0.19 through this
-    one; ``research/rl/rllib_parts.py --draws``). The entropy is computed when asked (the
+    ``logsumexp`` over the masked logits on a slow path (``research/rl/rllib_parts.py --draws``
+    times the two; the training guide has the figures). The entropy is computed when asked (the
     loss). Logits only (no ``probs``); no reparameterised sample."""
 
     def __init__(self, logits: th.Tensor | None = None, probs: th.Tensor | None = None) -> None:
