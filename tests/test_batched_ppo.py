@@ -786,3 +786,53 @@ def test_only_the_update_embeds_in_bfloat16_the_rollout_and_evaluations_in_float
     assert all(np.isfinite(v) for v in summary["last_update"].values())
     assert {d for grad, d in calls if grad} == {torch.bfloat16}
     assert {d for grad, d in calls if not grad} == {None}
+
+
+@pytest.mark.parametrize("hidden", [16, 64])
+def test_the_compiled_choice_draws_torch_s_rows_with_its_log_probabilities_and_values(
+    hidden: int,
+) -> None:
+    """The rollout's compiled choice (:class:`ppo.CompiledChoice`: ``spider_env.fast.row_policy``
+    around torch's two products) against the torch pass it stands for (the policy's packed
+    forward, ``log_softmax``, :func:`ppo.sample_rows`): on real observations of many positions,
+    with a game left without a legal row and weights changed between calls, it draws the same
+    rows from the same uniforms, at the same log-probabilities and values up to float32
+    rounding."""
+    pytest.importorskip("numba")
+    s = ppo.BatchedPPOSettings(suits=2, hidden=hidden, out="unused")
+    torch.manual_seed(3)
+    policy = ppo._new_model(s.game(), s).policy
+    rp = ppo.RowPolicy(policy)
+    envs = ppo.make_envs(s.game(), s, 64, range(40, 104))
+    obs, _ = envs.reset(seed=5)
+    choice = ppo.compiled_choice(policy, "cpu", 64, s.action_rows, *(
+        obs[key].shape[-1] for key in ("actions", "globals")
+    ))  # fmt: skip
+    assert isinstance(choice, ppo.CompiledChoice)
+    gen = torch.Generator().manual_seed(8)
+    for step in range(25):
+        if step % 5 == 0:  # weights of a policy that has learned something: larger, and changing
+            for p in policy.parameters():
+                p.data.mul_(1.3).add_(0.05 * torch.randn(p.shape, generator=gen))
+            choice.refresh()
+        o = {k: v.copy() for k, v in obs.items()}
+        if step == 3:
+            o["action_ids"][7] = -1  # a game without a legal row
+        k = ppo.rows_used(o["action_ids"])
+        u = torch.rand(64, generator=gen)
+        with torch.no_grad():
+            logits, valid, value = rp.forward(
+                torch.from_numpy(o["actions"][:, :k]),
+                torch.from_numpy(o["action_ids"][:, :k]).float(),
+                torch.from_numpy(o["globals"]),
+            )
+            logp = torch.log_softmax(logits, -1)
+            row = ppo.sample_rows(logp, valid, u)
+            want_logp = logp.gather(1, row[:, None])[:, 0]
+        rows = np.empty(64, np.int64)
+        got_logp, got_value = np.empty(64, np.float32), np.empty(64, np.float32)
+        choice(o, u.numpy(), k, rows, got_logp, got_value)
+        assert rows.tolist() == row.tolist()
+        np.testing.assert_allclose(got_logp, want_logp.numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got_value, value.numpy(), rtol=1e-5, atol=1e-5)
+        obs = envs.step(o["action_ids"][np.arange(64), rows].clip(0).astype(np.int64))[0]

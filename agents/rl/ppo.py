@@ -244,6 +244,72 @@ def update_precision(precision: str, device: str) -> tuple[Any, str]:
     return (torch.bfloat16 if precision == "bfloat16" else None), f"{precision} ({why})"
 
 
+class CompiledChoice:
+    """The rollout's choices on the CPU: the torch pass of :meth:`RowPolicy.forward`,
+    ``log_softmax`` and :func:`sample_rows` as three compiled calls around the network's matrix
+    products (:mod:`spider_env.fast.row_policy`; the same draws, log-probabilities and values
+    up to float32 rounding), for games of at most ``slots`` rows of ``n_feat`` features and
+    ``n_glob`` globals, ``n_games`` at a time. :meth:`refresh` after the weights change."""
+
+    def __init__(self, policy: Any, n_games: int, slots: int, n_feat: int, n_glob: int) -> None:
+        from spider_env.fast import row_policy_kernels
+
+        torch = _torch()
+        self.kernels = row_policy_kernels()
+        self.policy = policy
+        ext = policy.features_extractor
+        embed = ext.embed  # Linear, ReLU, Linear, ReLU
+        self.layers = (embed[0], embed[2])
+        self.critic = (ext.value[0], policy.value_net)  # Linear (then ReLU), the value head
+        hidden = embed[2].out_features
+        self.x = np.empty((n_games * slots, n_feat + n_glob), np.float32)
+        self.x_t = torch.from_numpy(self.x)
+        self.scores = np.empty((n_games, slots), np.float32)
+        self.critic_in = np.empty((n_games, 2 * hidden + n_glob), np.float32)
+        self.critic_in_t = torch.from_numpy(self.critic_in)
+        self.count = np.empty(n_games, np.int64)
+        self.p = np.empty(slots, np.float64)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Take the policy's weights as they are now."""
+        named = {name: p.detach().cpu().numpy() for name, p in self.policy.named_parameters()}
+        self.score = self.kernels.score_weights(named)
+
+    def __call__(
+        self, obs: dict[str, np.ndarray], u: np.ndarray, k: int, rows: np.ndarray,
+        logp: np.ndarray, value: np.ndarray,
+    ) -> None:  # fmt: skip
+        """Each game's row drawn at ``u`` (``(n,)`` float32), its log-probability and value,
+        written into ``rows``, ``logp`` and ``value``; ``k``: :func:`rows_used` of the games
+        (what a game without a legal row is given, as the torch pass gives it)."""
+        torch, kernels, n = _torch(), self.kernels, len(u)
+        count, glob = self.count[:n], obs["globals"]
+        m = kernels.gather_rows(obs["actions"], obs["action_ids"], glob, self.x, count)
+        with torch.no_grad():
+            h = self.x_t[:m]
+            for layer in self.layers:
+                h = torch.nn.functional.linear(h, layer.weight, layer.bias).relu_()
+            kernels.pool_rows(h.numpy(), count, glob, *self.score, self.scores, self.critic_in)
+            latent, head = self.critic
+            v = latent(self.critic_in_t[:n]).relu_()
+            torch.from_numpy(value).copy_(head(v)[:, 0])
+        kernels.draw_rows(self.scores, count, u, k, rows, logp, self.p)
+
+
+def compiled_choice(
+    policy: Any, device: Any, n_games: int, slots: int, n_feat: int, n_glob: int
+) -> CompiledChoice | None:
+    """:class:`CompiledChoice` on the CPU, else ``None`` (another device, or no numba): then
+    torch chooses."""
+    if getattr(device, "type", device) != "cpu":
+        return None
+    try:
+        return CompiledChoice(policy, n_games, slots, n_feat, n_glob)
+    except ImportError:
+        return None
+
+
 def rows_used(ids: np.ndarray) -> int:
     """The most rows any position of ``ids`` (``(..., K)``, ``-1`` past the legal actions)
     uses: the rows with an id come first, so ``[..., :rows_used]`` keeps every one."""
@@ -617,6 +683,9 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
     dones = torch.zeros((T, N), device=device)
 
     obs_of = [e.reset(seed=s.seed + h.start)[0] for e, h in zip(envs_of, halves)]
+    # on the CPU the rollout chooses with the compiled pass: the same network in one call, without
+    # torch's calls or Python's lock (the training guide's "The rollout's choices")
+    chooser = compiled_choice(policy, device, max(h.stop - h.start for h in halves), K, F, G)
     stepper = ThreadPoolExecutor(1, thread_name_prefix="ppo-env") if pipelined else None
     next_done = torch.zeros(N, device=device)
     updates = max(1, -(-s.timesteps // s.batch))
@@ -682,14 +751,18 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
         ids[t, g].copy_(torch.from_numpy(o["action_ids"]))
         glob[t, g].copy_(torch.from_numpy(o["globals"]))
         dones[t, g] = next_done[g]
-        with torch.no_grad():
-            logits, valid, value = rp.forward(feats[t, g, :k], ids[t, g, :k], glob[t, g])
-            logp = torch.log_softmax(logits, -1)
-            row = sample_rows(logp, valid, uniforms[t, g])
-            logprobs[t, g] = logp.gather(1, row[:, None])[:, 0]
-        values[t, g] = value
-        rows[t, g] = row
-        r = row.cpu().numpy()
+        if chooser is not None:  # written into the rollout's rows, log-probabilities and values
+            r = rollout[0][t, g]
+            chooser(o, rollout[3][t, g], k, r, rollout[1][t, g], rollout[2][t, g])
+        else:
+            with torch.no_grad():
+                logits, valid, value = rp.forward(feats[t, g, :k], ids[t, g, :k], glob[t, g])
+                logp = torch.log_softmax(logits, -1)
+                row = sample_rows(logp, valid, uniforms[t, g])
+                logprobs[t, g] = logp.gather(1, row[:, None])[:, 0]
+            values[t, g] = value
+            rows[t, g] = row
+            r = row.cpu().numpy()
         actions = o["action_ids"][np.arange(len(r)), r].astype(np.int64)
         timer.add("policy (rollout)", c0, w0)
         return np.maximum(actions, 0)  # a game dealt with no legal action ends anyway
@@ -771,6 +844,9 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
             # --- rollout
             torch.set_num_threads(1 if pipelined else threads)
             uniforms = torch.rand((T, N), device=device)  # every game's draws (sample_rows)
+            if chooser is not None:  # the weights now, and where it writes (NumPy views)
+                chooser.refresh()
+                rollout = (rows.numpy(), logprobs.numpy(), values.numpy(), uniforms.numpy())
 
             pending: tuple[int, int, Any] | None = None  # a half's step under way (t, h, future)
             for t in range(T):

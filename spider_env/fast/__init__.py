@@ -24,6 +24,8 @@ One module per concern (the compiled ones import numba, the others do not):
   player (compiled; :func:`dense_kernel`);
 * :mod:`~spider_env.fast.row_pool`: the action-set network's mean and max pools over each
   decision's rows, for training (compiled; :func:`row_pool_kernels`);
+* :mod:`~spider_env.fast.row_policy`: the action-set network's rollout pass (rows scored, the
+  value, a row drawn), for training (compiled; :func:`row_policy_kernels`);
 * :mod:`~spider_env.fast.game`: the one interface for search code (:class:`FastGame` from
   Python, the compiled functions a search calls from numba); NumPy only until one of those is
   used.
@@ -125,6 +127,13 @@ def row_pool_kernels() -> Any:
     return _compiled_module("row_pool", "row pools")
 
 
+@cache
+def row_policy_kernels() -> Any:
+    """The compiled rollout pass of the action-set network (:mod:`spider_env.fast.row_policy`;
+    ``ImportError`` if numba is unavailable): what the batched PPO's rollout chooses with."""
+    return _compiled_module("row_policy", "rollout pass")
+
+
 def available() -> bool:
     """Whether the compiled core can be used (numba imports and the kernel loads)."""
     if not _NUMBA:
@@ -173,6 +182,7 @@ __all__ = [
     "load_kernel",
     "params",
     "refusal",
+    "row_policy_kernels",
     "row_pool_kernels",
     "to_array",
     "warn_unavailable",
