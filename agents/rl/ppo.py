@@ -19,9 +19,11 @@ normalisation, a linearly annealed learning rate) written for Spider's action se
 * the network sees only the rows that stand for an action (``slot_scores(packed=True)``), so a
   decision costs what its legal actions cost, not ``action_rows``;
 * with two threads or more the rollout is pipelined: the games are two halves, each its own
-  env, and one half's env steps on a second thread while torch chooses the other half's
+  env, and one half's env steps on a second thread while the policy chooses the other half's
   actions. Actions are drawn by :func:`sample_rows` from one uniform number per game and step,
-  drawn at the start of the rollout, so the split changes no draw;
+  drawn at the start of the rollout, so the split changes no draw; on the CPU the choice is
+  :class:`CompiledChoice` (the same draws, torch's matrix products inside compiled calls that
+  hold no lock), elsewhere torch's own pass;
 * a minibatch's gradient is the sum of its two halves' gradients (:func:`minibatch_loss` of
   each, weighted by its share of the decisions, so that the two add up to the minibatch's
   loss): with two threads or more the halves run at once, one on each thread, each on half of
@@ -658,8 +660,9 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
 
     N, T, K = s.num_envs, s.n_steps, s.action_rows
     # With two threads or more the games are two halves, each its own env: one half's env step
-    # (compiled, without the GIL, on a second thread) runs while torch chooses the other half's
-    # actions on this one (torch on one thread meanwhile, so the two never wait on each other).
+    # (compiled, without the GIL, on a second thread) runs while the policy chooses the other
+    # half's actions on this one (torch on one thread meanwhile, so the two never wait on each
+    # other).
     # Game i is seeded s.seed + i in either case, as one env of N games seeds it.
     pipelined = threads >= 2 and N >= 2
     # the update's minibatches are two parts: on two threads (half the threads each) if pipelined
@@ -683,8 +686,8 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
     dones = torch.zeros((T, N), device=device)
 
     obs_of = [e.reset(seed=s.seed + h.start)[0] for e, h in zip(envs_of, halves)]
-    # on the CPU the rollout chooses with the compiled pass: the same network in one call, without
-    # torch's calls or Python's lock (the training guide's "The rollout's choices")
+    # on the CPU the rollout chooses with the compiled pass (the training guide's "The rollout's
+    # choices, compiled")
     chooser = compiled_choice(policy, device, max(h.stop - h.start for h in halves), K, F, G)
     stepper = ThreadPoolExecutor(1, thread_name_prefix="ppo-env") if pipelined else None
     next_done = torch.zeros(N, device=device)
@@ -966,9 +969,11 @@ __all__ = [
     "MASKED_LOGIT",
     "STAT_NAMES",
     "BatchedPPOSettings",
+    "CompiledChoice",
     "LossTerms",
     "RowPolicy",
     "clipped_losses",
+    "compiled_choice",
     "gae_advantages",
     "kl_from",
     "make_envs",
