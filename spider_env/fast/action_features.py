@@ -80,7 +80,7 @@ from spider_env.fast.layout import (
     P_TOPVIS,
 )
 from spider_env.fast.rules import apply_action, card_targets, is_won, movable, target_masks
-from spider_env.fast.scorer import move_gain
+from spider_env.fast.scorer import move_gain_cached
 
 N_ACTION_FEATURES = 27  # observation.spaces.N_ACTION_FEATURES (checked by the engine)
 N_GLOBAL_FEATURES = 11  # observation.spaces.N_GLOBAL_FEATURES (checked by the engine)
@@ -112,6 +112,7 @@ class Scratch(NamedTuple):
     order: np.ndarray  # (A,) int64: the rows kept
     counts: np.ndarray  # (52,) int64: unseen copies of each card
     hidden: np.ndarray  # (cards,) int32: the unseen cards, sorted
+    colv: np.ndarray  # (C,) float64: the player's position's column values (NaN: not yet)
 
 
 def new_scratch(pr: np.ndarray) -> Scratch:
@@ -130,6 +131,7 @@ def new_scratch(pr: np.ndarray) -> Scratch:
         order=np.zeros(A, dtype=np.int64),
         counts=np.zeros(N_CARD_IDS, dtype=np.int64),
         hidden=np.zeros(int(pr[P_NCARDS]), dtype=np.int32),
+        colv=np.full(C, np.nan, dtype=np.float64),
     )
 
 
@@ -521,6 +523,9 @@ def encode_game(
     kings = pr[P_KINGS] != 0
     for k in range(pr[P_SIZE]):  # ch = ps (whole: the stock too)
         ch[k] = ps[k]
+    colv = scratch.colv  # the columns' values, each computed once a decision (move gains)
+    for c in range(pr[P_C]):
+        colv[c] = np.nan
     # the position, counted as visited
     position_key(pr, ps, colh, rest)
     k1 = rest[0] + rest[2]
@@ -586,14 +591,14 @@ def encode_game(
         gain = 0.0
         if a < n_move or (deal_end <= a and a < discard_end):
             # a move or a discard: played on ch (ps's copy), read, undone; one call site each
-            # (numba inlines apply_action and move_gain at every call site)
+            # (numba inlines apply_action and move_gain_cached at every call site)
             if a < n_move:
                 col1, col2 = src, dst
             else:
                 col1, col2 = a - deal_end, -1
                 f[2] = 1.0
             apply_action(pr, ch, a)
-            gain = move_gain(pr, w, ps, ch, col1, col2)
+            gain = move_gain_cached(pr, w, ps, colv, ch, col1, col2)
             runs_after = ch[H_COMP] + ch[H_COMP + 1] + ch[H_COMP + 2] + ch[H_COMP + 3]
             f[13] = 1.0 if runs_after > runs else 0.0
             if a < n_move:
