@@ -80,7 +80,7 @@ from spider_env.fast.layout import (
     P_TOPVIS,
 )
 from spider_env.fast.rules import apply_action, card_targets, is_won, movable, target_masks
-from spider_env.fast.scorer import move_gain_cached
+from spider_env.fast.scorer import move_gain
 
 N_ACTION_FEATURES = 27  # observation.spaces.N_ACTION_FEATURES (checked by the engine)
 N_GLOBAL_FEATURES = 11  # observation.spaces.N_GLOBAL_FEATURES (checked by the engine)
@@ -591,14 +591,14 @@ def encode_game(
         gain = 0.0
         if a < n_move or (deal_end <= a and a < discard_end):
             # a move or a discard: played on ch (ps's copy), read, undone; one call site each
-            # (numba inlines apply_action and move_gain_cached at every call site)
+            # (numba inlines apply_action and move_gain at every call site)
             if a < n_move:
                 col1, col2 = src, dst
             else:
                 col1, col2 = a - deal_end, -1
                 f[2] = 1.0
             apply_action(pr, ch, a)
-            gain = move_gain_cached(pr, w, ps, colv, ch, col1, col2)
+            gain = move_gain(pr, w, ps, colv, ch, col1, col2)
             runs_after = ch[H_COMP] + ch[H_COMP + 1] + ch[H_COMP + 2] + ch[H_COMP + 3]
             f[13] = 1.0 if runs_after > runs else 0.0
             if a < n_move:

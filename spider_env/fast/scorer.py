@@ -114,33 +114,6 @@ def column_value(pr: np.ndarray, w: np.ndarray, st: np.ndarray, c: int, unknown:
 
 @jit_inline
 def move_gain(
-    pr: np.ndarray, w: np.ndarray, before: np.ndarray, after: np.ndarray, c1: int, c2: int
-) -> float:
-    """``PositionScorer.gain(before, after)`` where the action changed columns ``c1`` and ``c2``
-    only (``c2 = -1``: only ``c1``, a discard), as the pure engine's new column tuples say:
-    completed runs, then each changed column in increasing order (a card turned up is
-    unknown)."""
-    g = w[W_RUN] * (
-        (after[H_COMP] + after[H_COMP + 1] + after[H_COMP + 2] + after[H_COMP + 3])
-        - (before[H_COMP] + before[H_COMP + 1] + before[H_COMP + 2] + before[H_COMP + 3])
-    )
-    lo = c1
-    hi = c2
-    if c2 >= 0 and c2 < c1:
-        lo = c2
-        hi = c1
-    o_down = pr[P_ODOWN]
-    for c in (lo, hi):
-        if c < 0:
-            continue
-        da = after[o_down + c]
-        db = before[o_down + c]
-        g += column_value(pr, w, after, c, da < db) - column_value(pr, w, before, c, False)
-    return g
-
-
-@jit_inline
-def move_gain_cached(
     pr: np.ndarray,
     w: np.ndarray,
     before: np.ndarray,
@@ -149,9 +122,12 @@ def move_gain_cached(
     c1: int,
     c2: int,
 ) -> float:
-    """:func:`move_gain` with the columns' values of ``before`` kept in ``values`` (NaN: not
-    computed yet; filled here): the same operations on the same numbers, so the same bits, for
-    a caller that scores many actions of one position."""
+    """``PositionScorer.gain(before, after)`` where the action changed columns ``c1`` and ``c2``
+    only (``c2 = -1``: only ``c1``, a discard), as the pure engine's new column tuples say:
+    completed runs, then each changed column in increasing order (a card turned up is
+    unknown). ``values`` keeps the columns' values of ``before`` (NaN: not computed yet; filled
+    here), for a caller that scores many actions of one position: the same operations on the
+    same numbers either way, so the same bits."""
     g = w[W_RUN] * (
         (after[H_COMP] + after[H_COMP + 1] + after[H_COMP + 2] + after[H_COMP + 3])
         - (before[H_COMP] + before[H_COMP + 1] + before[H_COMP + 2] + before[H_COMP + 3])
