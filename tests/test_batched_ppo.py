@@ -836,3 +836,32 @@ def test_the_compiled_choice_draws_torch_s_rows_with_its_log_probabilities_and_v
         np.testing.assert_allclose(got_logp, want_logp.numpy(), rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(got_value, value.numpy(), rtol=1e-5, atol=1e-5)
         obs = envs.step(o["action_ids"][np.arange(64), rows].clip(0).astype(np.int64))[0]
+
+
+def test_a_tiny_run_trains_alike_through_the_compiled_choice_and_torch_s_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rollout's chooser changes no draw: a tiny run with :class:`ppo.CompiledChoice` and
+    the same run through torch's pass (what a GPU or a machine without numba takes:
+    ``compiled_choice`` gives ``None``) play the same games to the same outcomes, and end with
+    weights equal up to float32 rounding."""
+    pytest.importorskip("numba")
+    from safetensors.numpy import load_file
+
+    def run(name: str) -> tuple[dict, dict[str, np.ndarray]]:
+        out = tmp_path / name
+        summary = ppo.train(ppo.BatchedPPOSettings(**{**TINY, "eval_every": 10**6}, out=str(out)))
+        return summary, load_file(str(out / "model.safetensors"))
+
+    made: list[object] = []
+    real = ppo.compiled_choice
+    monkeypatch.setattr(ppo, "compiled_choice", lambda *a: made.append(real(*a)) or made[-1])
+    compiled, w_compiled = run("compiled")
+    assert isinstance(made[0], ppo.CompiledChoice)
+    monkeypatch.setattr(ppo, "compiled_choice", lambda *a: None)
+    plain, w_plain = run("torch")
+    assert compiled["training_games"] == plain["training_games"]
+    assert compiled["illegal_actions"] == plain["illegal_actions"] == 0
+    assert sorted(w_compiled) == sorted(w_plain)
+    for name in w_plain:
+        np.testing.assert_allclose(w_compiled[name], w_plain[name], rtol=1e-4, atol=1e-5)
