@@ -836,6 +836,17 @@ def test_the_compiled_choice_draws_torch_s_rows_with_its_log_probabilities_and_v
         np.testing.assert_allclose(got_logp, want_logp.numpy(), rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(got_value, value.numpy(), rtol=1e-5, atol=1e-5)
         obs = envs.step(o["action_ids"][np.arange(64), rows].clip(0).astype(np.int64))[0]
+    # its kernels index without bounds checks: shapes other than its own are refused first
+    rows, lp, val = np.empty(64, np.int64), np.empty(64, np.float32), np.empty(64, np.float32)
+    u = np.zeros(64, np.float32)
+    cases = [
+        ({**obs, "actions": obs["actions"][:, :, :-1]}, u, rows),
+        ({k: np.concatenate([v, v]) for k, v in obs.items()}, np.zeros(128, np.float32), rows),
+        (obs, u, rows[:10]),
+    ]
+    for o, uu, rr in cases:
+        with pytest.raises(ValueError, match="CompiledChoice of at most 64 games"):
+            choice(o, uu, 1, rr, lp, val)
 
 
 def test_a_tiny_run_trains_alike_through_the_compiled_choice_and_torch_s_pass(

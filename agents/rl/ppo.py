@@ -258,10 +258,10 @@ class CompiledChoice:
 
         torch = _torch()
         self.kernels = row_policy_kernels()
-        self.policy = policy
         ext = policy.features_extractor
         embed = ext.embed  # Linear, ReLU, Linear, ReLU
         self.layers = (embed[0], embed[2])
+        self.score_layer = ext.score
         self.critic = (ext.value[0], policy.value_net)  # Linear (then ReLU), the value head
         hidden = embed[2].out_features
         self.x = np.empty((n_games * slots, n_feat + n_glob), np.float32)
@@ -274,9 +274,9 @@ class CompiledChoice:
         self.refresh()
 
     def refresh(self) -> None:
-        """Take the policy's weights as they are now."""
-        named = {name: p.detach().cpu().numpy() for name, p in self.policy.named_parameters()}
-        self.score = self.kernels.score_weights(named)
+        """Take the policy's weights as they are now (the score layer's as NumPy views)."""
+        layer = self.score_layer
+        self.score = tuple(p.detach().numpy().reshape(-1) for p in (layer.weight, layer.bias))
 
     def __call__(
         self, obs: dict[str, np.ndarray], u: np.ndarray, k: int, rows: np.ndarray,
@@ -284,8 +284,24 @@ class CompiledChoice:
     ) -> None:  # fmt: skip
         """Each game's row drawn at ``u`` (``(n,)`` float32), its log-probability and value,
         written into ``rows``, ``logp`` and ``value``; ``k``: :func:`rows_used` of the games
-        (what a game without a legal row is given, as the torch pass gives it)."""
+        (what a game without a legal row is given, as the torch pass gives it). The kernels
+        index without bounds checks, so shapes other than those it was made for are a
+        ``ValueError`` first."""
         torch, kernels, n = _torch(), self.kernels, len(u)
+        feats, ids, glob_in = obs["actions"], obs["action_ids"], obs["globals"]
+        games, slots = self.scores.shape
+        if not (
+            n <= games and feats.ndim == 3 and feats.shape[:2] == ids.shape
+            and feats.shape[1] <= slots and len(feats) == len(glob_in) == n
+            and feats.shape[2] + glob_in.shape[-1] == self.x.shape[1]
+            and len(rows) == len(logp) == len(value) == n and k >= 1
+        ):  # fmt: skip
+            raise ValueError(
+                f"CompiledChoice of at most {games} games of {slots} rows and "
+                f"{self.x.shape[1]} features with globals got actions {feats.shape}, ids "
+                f"{ids.shape}, globals {glob_in.shape}, {n} uniforms, outputs of "
+                f"{len(rows)}, {len(logp)}, {len(value)}, k={k}"
+            )
         count, glob = self.count[:n], obs["globals"]
         m = kernels.gather_rows(obs["actions"], obs["action_ids"], glob, self.x, count)
         with torch.no_grad():

@@ -139,14 +139,4 @@ def draw_rows(
 refresh_cache(globals())
 
 
-def score_weights(named: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The score layer's weights and bias as :func:`pool_rows` takes them, from the policy's
-    parameters by name (NumPy ``float32``, C-contiguous)."""
-    e = "features_extractor."
-    return tuple(  # type: ignore[return-value]
-        np.ascontiguousarray(named[e + name].reshape(-1), dtype=np.float32)
-        for name in ("score.weight", "score.bias")
-    )
-
-
-__all__ = ["draw_rows", "gather_rows", "pool_rows", "score_weights"]
+__all__ = ["draw_rows", "gather_rows", "pool_rows"]
