@@ -519,12 +519,19 @@ def test_the_rows_module_scores_an_observation_cut_to_its_rows_as_the_full_one()
         module.forward_train(as_batch(np.zeros((1, rows_width(97)), np.float32)))
 
 
-def runner_of(cls: type, num_envs: int = 16, max_steps: int = 12, **settings: Any) -> Any:
-    """An env runner of ``cls`` as the driver builds it (``ppo_config``), 1 suit, seed 0."""
+def runner_of(
+    cls: type, num_envs: int = 16, max_steps: int = 12, compiled: bool = True, **settings: Any
+) -> Any:
+    """An env runner of ``cls`` as the driver builds it (``ppo_config``), 1 suit, seed 0;
+    ``compiled``: an :class:`ArrayEnvRunner`'s ``compiled_choice``."""
     torch.manual_seed(0)
     s = RLlibSettings(suits=1, num_envs_per_env_runner=num_envs, n_steps=8, hidden=16,
                       max_episode_steps=max_steps, **settings)  # fmt: skip
-    return cls(config=ppo_config(s))
+    runner = cls(config=ppo_config(s))
+    if isinstance(runner, ArrayEnvRunner):
+        runner.compiled_choice = compiled
+        assert (runner.choice() is not None) == compiled  # numba is part of the core
+    return runner
 
 
 @pytest.fixture
@@ -537,10 +544,14 @@ def one_thread() -> Iterator[None]:
 
 
 def in_common_order(episodes: list[SingleAgentEpisode]) -> list[dict[str, np.ndarray]]:
-    """Each episode chunk's data, its observations with all 96 rows, in their order."""
+    """Each episode chunk's data, its observations and logits with all 96 rows, in their
+    order."""
     out = []
     for e in episodes:
         n = len(e)
+        logits = e.get_extra_model_outputs(Columns.ACTION_DIST_INPUTS, slice(0, n))
+        padded = np.full((n, 96), FLOAT_MIN, np.float32)
+        padded[:, : logits.shape[1]] = logits
         out.append({
             "where": np.array([e.t_started, n, e.is_terminated, e.is_truncated]),
             "obs": resize_rows(e.get_observations(slice(0, n + 1)), 96),
@@ -548,30 +559,54 @@ def in_common_order(episodes: list[SingleAgentEpisode]) -> list[dict[str, np.nda
             "rewards": e.get_rewards(slice(0, n)).astype(np.float64),
             "logp": e.get_extra_model_outputs(Columns.ACTION_LOGP, slice(0, n)),
             "values": e.get_extra_model_outputs(Columns.VF_PREDS, slice(0, n)),
+            "logits": padded,
         })  # fmt: skip
     return out
 
 
+#: The model outputs the compiled choice computes in another order than torch's pass: equal up
+#: to float32 rounding; everything else in a sample is equal.
+MODEL_OUTPUTS = ("logp", "values", "logits")
+
+
+def assert_same_samples(mine: list[Any], rllib: list[Any], exact: bool) -> None:
+    """The same chunks in the same order, with the same observations, draws and rewards, and
+    the same model outputs: bit for bit if ``exact``, else up to float32 rounding."""
+    x_all, y_all = in_common_order(mine), in_common_order(rllib)
+    assert len(x_all) == len(y_all)
+    for x, y in zip(x_all, y_all, strict=True):
+        for key in x:
+            if exact or key not in MODEL_OUTPUTS:
+                np.testing.assert_array_equal(x[key], y[key], err_msg=key)
+            else:
+                np.testing.assert_allclose(x[key], y[key], rtol=1e-5, atol=1e-5, err_msg=key)
+
+
 @pytest.mark.usefixtures("one_thread")
-def test_the_array_runner_samples_the_episodes_rllib_s_runner_samples() -> None:
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled-choice", "module-pass"])
+def test_the_array_runner_samples_the_episodes_rllib_s_runner_samples(compiled: bool) -> None:
     # the same seed, the same weights: the same chunks in the same order, with the same
-    # observations, draws, rewards and log-probabilities; games cut at 12 steps, so that
-    # samples of 8 steps end episodes and restart games (next-step autoreset)
-    ours, theirs = runner_of(ArrayEnvRunner), runner_of(SingleAgentEnvRunner)
+    # observations, draws, rewards and log-probabilities (the module's own pass: bit for bit);
+    # games cut at 12 steps, so that samples of 8 steps end episodes and restart games
+    # (next-step autoreset)
+    ours = runner_of(ArrayEnvRunner, compiled=compiled)
+    theirs = runner_of(SingleAgentEnvRunner)
     theirs.module.load_state_dict(ours.module.state_dict())
     assert ours.array_sampling() is None
     ends = []
     for i in range(5):
+        if i == 2:  # new weights, copied in place as RLlib syncs them: the choice takes them
+            with torch.no_grad():
+                for p in ours.module.parameters():
+                    p.add_(0.3 * torch.randn_like(p))
+            theirs.module.load_state_dict(ours.module.state_dict())
         torch.manual_seed(100 + i)
         a = ours.sample()
         torch.manual_seed(100 + i)
         b = theirs.sample()
         ends.append(sum(e.is_truncated for e in a))
-        mine, rllib = in_common_order(a), in_common_order(b)
-        assert len(mine) == len(rllib) and sum(len(e) for e in a) >= 16 * 8
-        for x, y in zip(mine, rllib, strict=True):
-            for key in x:
-                np.testing.assert_array_equal(x[key], y[key], err_msg=key)
+        assert sum(len(e) for e in a) >= 16 * 8
+        assert_same_samples(a, b, exact=not compiled)
         used = max(rows_used(e.get_observations(slice(0, len(e) + 1))) for e in a)
         for e in a:  # cut to the rows the sample's observations use, each action a row with one
             obs = e.get_observations(slice(0, len(e) + 1))
@@ -603,9 +638,7 @@ def test_the_array_runner_takes_the_steps_resets_need_as_rllib_s_runner_does() -
         b = theirs.sample()
         assert sum(len(e) for e in a) == sum(len(e) for e in b) >= 16 * 8
         assert all(len(e) == 1 and e.is_truncated for e in a)
-        for x, y in zip(in_common_order(a), in_common_order(b), strict=True):
-            for key in x:
-                np.testing.assert_array_equal(x[key], y[key], err_msg=key)
+        assert_same_samples(a, b, exact=False)
     ours.stop()
     theirs.stop()
 
@@ -642,23 +675,54 @@ def test_the_array_runner_s_observations_and_logits_go_out_of_band_and_the_rest_
 
 
 @pytest.mark.usefixtures("one_thread")
-def test_training_with_the_array_runner_gives_rllib_s_weights_bit_for_bit() -> None:
+def test_training_with_the_array_runner_gives_rllib_s_weights(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # bit for bit through the module's own pass; through the compiled choice (the default)
+    # up to the float32 rounding of its log-probabilities, which the same draws carry
     import ray
 
     weights = {}
     ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
     try:
-        for runner in ("arrays", "rllib"):
+        for runner, compiled in (("arrays", True), ("arrays", False), ("rllib", False)):
+            monkeypatch.setattr(ArrayEnvRunner, "compiled_choice", compiled)
             algo = ppo_config(RLlibSettings(suits=1, env_runner=runner, **TINY)).build_algo()
             for _ in range(3):
                 algo.train()
-            weights[runner] = {k: v.clone() for k, v in algo.get_module().state_dict().items()}
+            local = algo.env_runner
+            assert isinstance(local, ArrayEnvRunner) == (runner == "arrays")
+            assert runner == "rllib" or (local.choice() is not None) == compiled
+            key = runner + ("-compiled" if compiled else "")
+            weights[key] = {k: v.clone() for k, v in algo.get_module().state_dict().items()}
             algo.stop()
     finally:
         ray.shutdown()
     assert weights["arrays"].keys() == weights["rllib"].keys()
     for key, value in weights["arrays"].items():
         assert torch.equal(value, weights["rllib"][key]), key
+        if key != "features_extractor.score.bias":
+            torch.testing.assert_close(weights["arrays-compiled"][key], value, rtol=0, atol=1e-6)
+    # the bias of every row's score changes no probability: its gradient is rounding alone,
+    # which Adam scales up to steps of the learning rate's size, so it differs more
+
+
+def test_the_compiled_choice_stands_only_for_the_rows_module_s_own_pass_on_the_cpu() -> None:
+    runner = runner_of(ArrayEnvRunner)
+    first = runner.choice()
+    assert first is not None and runner.choice() is first  # made once per module
+
+    class Changed(ActionRowsRLModule):  # a subclass may change the pass
+        pass
+
+    module = runner.module
+    module.__class__ = Changed
+    assert runner.choice() is None
+    module.__class__ = ActionRowsRLModule
+    assert runner.choice() is first
+    runner.compiled_choice = False
+    assert runner.choice() is None
+    runner.stop()
 
 
 def test_the_array_runner_counts_as_rllib_s_runner_does() -> None:
@@ -705,11 +769,12 @@ def test_the_parts_probe_times_rllib_s_update_and_sample_and_puts_every_method_b
     parts = out["parts"]
     for key in ("learner update (all)", "learner: connectors (all)", "learner: forward passes",
                 "learner: backward passes", "runner sample (all)", "runner: env steps",
-                "runner: forward passes", "runner: draws", "learner: the batch's shuffles",
+                "runner: compiled choices", "learner: the batch's shuffles",
                 "learner connector GeneralAdvantageEstimation"):  # fmt: skip
         assert parts[key] > 0, key
     assert parts["learner update (all)"] >= parts["learner: backward passes"]
     assert 0 < parts["runner sample (all)"] < out["total"]
+    assert "runner: forward passes" not in parts  # the compiled choice stands for them
     assert (SampleBatch.shuffle, GeneralAdvantageEstimation.__call__) == before
     draws = load("rllib_parts").draw_times(decisions=8, rows=4, calls=3)
     assert set(draws) == {"TorchCategorical", "MaskedCategorical"} and min(draws.values()) > 0

@@ -14,6 +14,14 @@ at the end of a sample does it cut the arrays into the episode chunks RLlib's le
 ids, lengths and flags as RLlib's runner would return, in its order; their infos are empty
 dicts, which PPO's learner does not read), and it logs the same metrics.
 
+On the CPU, with numba, the pass and the draw of :class:`~.rllib_modules.ActionRowsRLModule`
+are the batched PPO's compiled choice (:class:`~.ppo.CompiledChoice`): torch's matrix products
+around three compiled calls, at the uniform numbers ``MaskedCategorical`` would draw from
+torch's generator. The rows drawn are the module's (a draw could differ only where a uniform
+falls within float32 rounding of a row's bound), their log-probabilities, logits and values
+equal the module's up to float32 rounding. ``compiled_choice = False`` (a class attribute)
+keeps the module's own pass, and RLlib's runner's samples bit for bit.
+
 A remote runner (a process of its own) keeps the memory it frees for its next sample,
 blocks of every size (:func:`~.memory.keep_freed_memory`, as the trainer's driver does). Its
 episodes cross Ray's object store: each chunk's observations and logits are one contiguous block
@@ -47,7 +55,10 @@ from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 from ray.rllib.utils.metrics import ENV_STEP_TIMER, RLMODULE_INFERENCE_TIMER, WEIGHTS_SEQ_NO
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
+from spider_env.observation.spaces import N_ACTION_FEATURES, N_GLOBAL_FEATURES
+
 from .memory import keep_freed_memory
+from .ppo import CompiledChoice, compiled_choice
 from .rllib import (
     ROWS_MODE,
     RLlibVectorEnv,
@@ -55,8 +66,10 @@ from .rllib import (
     rows_space,
     rows_used,
     rows_width,
+    split_rows,
     width_rows,
 )
+from .rllib_modules import ActionRowsRLModule, MaskedCategorical
 
 #: Torch threads of the policy's forward passes while sampling (the process's count is back
 #: after): a pass over one step of a few hundred games gains nothing from a second thread, whose
@@ -191,6 +204,23 @@ class _Steps:
         return out
 
 
+def _choose(chooser: CompiledChoice, x: _Steps, s: int) -> None:
+    """Step ``s``'s rows drawn by the compiled choice into ``x``, with their log-probabilities,
+    values and logits (``FLOAT_MIN`` at the rows without an action, as the module gives them),
+    at the uniforms ``MaskedCategorical.sample`` draws from torch's generator."""
+    obs = x.obs[s]
+    k = width_rows(obs.shape[-1])
+    feats, glob, flags = split_rows(obs, k)
+    u = torch.rand(len(obs)).numpy()  # as MaskedCategorical.sample draws them
+    # the rows with an action come first: an "id" of 0 where the flag is 1, -1 past them
+    rows = {"actions": feats, "action_ids": flags - 1, "globals": glob}
+    chooser(rows, u, k, x.actions[s], x.logp[s], x.values[s])
+    x.has_values = True
+    logits = x.logits[s]
+    logits.fill(FLOAT_MIN)
+    np.copyto(logits, chooser.scores[: len(obs), :k], where=flags > 0.5)
+
+
 def _by_game(a: np.ndarray) -> np.ndarray:
     """A copy of the step-major ``a`` ``(steps, N, ...)`` by game, ``(N, steps, ...)``.
 
@@ -204,9 +234,14 @@ def _by_game(a: np.ndarray) -> np.ndarray:
 class ArrayEnvRunner(SingleAgentEnvRunner):
     """RLlib's single-agent env runner, sampling PPO's steps from arrays (module docstring)."""
 
+    #: Whether the module's pass and draw are the compiled choice where they can be (the CPU,
+    #: numba, the rows module as it is): ``False`` keeps the module's own pass.
+    compiled_choice: bool = True
+
     def __init__(self, *, config: Any, **kwargs: Any) -> None:
         self._games: _Games | None = None
         self._memory: ExitStack | None = None
+        self._chooser: tuple[Any, CompiledChoice | None] | None = None  # (module, its choice)
         super().__init__(config=config, **kwargs)
         if (self.worker_index or 0) > 0:  # a process of its own: its arrays are reused
             self._memory = ExitStack()
@@ -258,6 +293,29 @@ class ArrayEnvRunner(SingleAgentEnvRunner):
             )
         return self._sample_arrays(num_timesteps, force_reset)
 
+    def choice(self) -> CompiledChoice | None:
+        """The compiled choice of the runner's module, its weights as they are now; ``None``
+        if :attr:`compiled_choice` is off or it cannot stand for the module's pass: a module
+        other than :class:`~.rllib_modules.ActionRowsRLModule` itself (a subclass may change
+        the pass), another distribution, weights off the CPU, or no numba."""
+        module, env = self.module, rows_env(self.env)
+        if not (
+            self.compiled_choice
+            and env is not None
+            and type(module) is ActionRowsRLModule
+            and module.get_exploration_action_dist_cls() is MaskedCategorical
+        ):
+            return None
+        if self._chooser is None or self._chooser[0] is not module:  # made once per module
+            device = next(module.parameters()).device
+            made = compiled_choice(module, device, self.num_envs, env.action_rows,
+                                   N_ACTION_FEATURES, N_GLOBAL_FEATURES)  # fmt: skip
+            self._chooser = (module, made)
+        chooser = self._chooser[1]
+        if chooser is not None:
+            chooser.refresh()  # new weights are copied in place; the score layer's views
+        return chooser
+
     # --- sampling from arrays -------------------------------------------------------------------
     def _sample_arrays(self, num_timesteps: int, force_reset: bool) -> list[SingleAgentEpisode]:
         env = rows_env(self.env)
@@ -292,24 +350,28 @@ class ArrayEnvRunner(SingleAgentEnvRunner):
         module = self.module
         assert module is not None
         dist_cls = module.get_exploration_action_dist_cls()
+        chooser = self.choice()
         ts = s = 0
         lifetime = self.num_env_steps_sampled_lifetime // runners
         while ts < num_timesteps:
             if s == x.cap:
                 x.grow()
             with self.metrics.log_time(RLMODULE_INFERENCE_TIMER):
-                out = module.forward_exploration(
-                    {Columns.OBS: torch.from_numpy(x.obs[s])}, t=(lifetime + ts) * runners
-                )
-                z = out[Columns.ACTION_DIST_INPUTS]
-                dist = dist_cls.from_logits(z)  # RLlib's draw: the same rows from the same seed
-                a = torch.as_tensor(dist.sample())
-                x.logp[s] = torch.as_tensor(dist.logp(a)).numpy()
-            x.actions[s] = a.numpy()
-            x.logits[s] = z.numpy()
-            if Columns.VF_PREDS in out:  # the module's values (those of this module's)
-                x.values[s] = out[Columns.VF_PREDS].numpy()
-                x.has_values = True
+                if chooser is not None:
+                    _choose(chooser, x, s)
+                else:
+                    out = module.forward_exploration(
+                        {Columns.OBS: torch.from_numpy(x.obs[s])}, t=(lifetime + ts) * runners
+                    )
+                    z = out[Columns.ACTION_DIST_INPUTS]
+                    dist = dist_cls.from_logits(z)  # RLlib's draw: the same rows, same seed
+                    a = torch.as_tensor(dist.sample())
+                    x.logp[s] = torch.as_tensor(dist.logp(a)).numpy()
+                    x.actions[s] = a.numpy()
+                    x.logits[s] = z.numpy()
+                    if Columns.VF_PREDS in out:  # the module's values (those of this module's)
+                        x.values[s] = out[Columns.VF_PREDS].numpy()
+                        x.has_values = True
             try:
                 with self.metrics.log_time(ENV_STEP_TIMER):
                     o, r, te, tr, _ = env.step(x.actions[s])  # o: a new array each step

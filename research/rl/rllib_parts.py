@@ -2,7 +2,8 @@
 speed and learning"): the CPU time per update of the learner's update and its parts (the
 learner connectors, one by one and in all; the batch's shuffles; the forward passes, losses,
 backward passes and optimizer steps of its minibatches) and of the env runner's sample and its
-parts (the env's steps, the forward passes, the draws, and the rest), with the driver
+parts (the env's steps, the compiled choices or, without them, the module's forward passes and
+the draws, and the rest), with the driver
 sampling (``num_env_runners=0``), as ``benchmarks/bench_rllib.py --runners 0 --obs-modes rows``
 trains. With ``--runners N`` the env runners are N processes of their own: the learner's parts
 are timed as before, and the runners' CPU per update in all (``remote runners (all)``) beside
@@ -78,6 +79,7 @@ def measure(
     from ray.rllib.core.learner.torch.torch_learner import TorchLearner
     from ray.rllib.policy.sample_batch import SampleBatch
     from spider_env.agents.rl.memory import keep_freed_memory
+    from spider_env.agents.rl.ppo import CompiledChoice
     from spider_env.agents.rl.rllib import RLlibSettings, RLlibVectorEnv, ppo_config
     from spider_env.agents.rl.rllib_modules import ActionRowsRLModule
     from spider_env.agents.rl.rllib_runner import ArrayEnvRunner, EvenRows
@@ -131,6 +133,7 @@ def measure(
             (RLlibVectorEnv, "step", "runner: env steps"),
             (ActionRowsRLModule, "forward_exploration", "runner: forward passes"),
             (draws, "sample", "runner: draws"),
+            (CompiledChoice, "__call__", "runner: compiled choices"),
         ):
             _timed(owner, name, key, totals, stack)
         t0, r0 = time.process_time(), remote_cpu()
@@ -140,7 +143,10 @@ def measure(
     if runners:  # (the runners' parts ran in their own processes: not timed here)
         totals["driver (all)"], totals["remote runners (all)"] = driver, remote
     else:
-        inside = ("runner: env steps", "runner: forward passes", "runner: draws")
+        inside = (
+            "runner: env steps", "runner: forward passes", "runner: draws",
+            "runner: compiled choices",
+        )  # fmt: skip
         totals["runner: the rest (bookkeeping, cutting the sample)"] = totals[
             "runner sample (all)"
         ] - sum(totals[k] for k in inside)
