@@ -876,10 +876,11 @@ s = RLlibSettings(suits=2, num_env_runners=1, num_envs_per_env_runner=4, n_steps
 ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
 assert register_env() == RAY_ENV
 algo = ppo_config(s).environment(RAY_ENV, env_config=s.env_config()).build_algo()
-kinds = algo.env_runner_group.foreach_env_runner(
-    lambda r: (type(r.env.unwrapped).__name__, r.env.num_envs), local_env_runner=False
-)
 result = algo.train()
+kinds = algo.env_runner_group.foreach_env_runner(  # the remote runner chooses compiled
+    lambda r: (type(r.env.unwrapped).__name__, r.env.num_envs, type(r.choice()).__name__),
+    local_env_runner=False,
+)
 print(kinds, result["env_runners"]["num_env_steps_sampled_lifetime"])
 algo.stop()
 ray.shutdown()
@@ -892,7 +893,7 @@ def test_a_config_can_name_the_registered_env() -> None:
                           timeout=300)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     kinds, steps = proc.stdout.strip().splitlines()[-1].rsplit(" ", 1)
-    assert kinds == "[('SpiderVectorEnv', 4)]" and float(steps) >= 16
+    assert kinds == "[('SpiderVectorEnv', 4, 'CompiledChoice')]" and float(steps) >= 16
 
 
 # --- training on a cluster ----------------------------------------------------------------------
