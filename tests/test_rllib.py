@@ -707,7 +707,7 @@ def test_training_with_the_array_runner_gives_rllib_s_weights(
     # which Adam scales up to steps of the learning rate's size, so it differs more
 
 
-def test_the_compiled_choice_stands_only_for_the_rows_module_s_own_pass_on_the_cpu() -> None:
+def test_the_compiled_choice_stands_only_for_the_rows_module_s_own_pass() -> None:
     runner = runner_of(ArrayEnvRunner)
     first = runner.choice()
     assert first is not None and runner.choice() is first  # made once per module
