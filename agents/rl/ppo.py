@@ -288,22 +288,22 @@ class CompiledChoice:
         index without bounds checks, so shapes other than those it was made for are a
         ``ValueError`` first."""
         torch, kernels, n = _torch(), self.kernels, len(u)
-        feats, ids, glob_in = obs["actions"], obs["action_ids"], obs["globals"]
+        feats, ids, glob = obs["actions"], obs["action_ids"], obs["globals"]
         games, slots = self.scores.shape
         if not (
             n <= games and feats.ndim == 3 and feats.shape[:2] == ids.shape
-            and feats.shape[1] <= slots and len(feats) == len(glob_in) == n
-            and feats.shape[2] + glob_in.shape[-1] == self.x.shape[1]
+            and feats.shape[1] <= slots and len(feats) == len(glob) == n
+            and feats.shape[2] + glob.shape[-1] == self.x.shape[1]
             and len(rows) == len(logp) == len(value) == n and k >= 1
         ):  # fmt: skip
             raise ValueError(
                 f"CompiledChoice of at most {games} games of {slots} rows and "
                 f"{self.x.shape[1]} features with globals got actions {feats.shape}, ids "
-                f"{ids.shape}, globals {glob_in.shape}, {n} uniforms, outputs of "
+                f"{ids.shape}, globals {glob.shape}, {n} uniforms, outputs of "
                 f"{len(rows)}, {len(logp)}, {len(value)}, k={k}"
             )
-        count, glob = self.count[:n], obs["globals"]
-        m = kernels.gather_rows(obs["actions"], obs["action_ids"], glob, self.x, count)
+        count = self.count[:n]
+        m = kernels.gather_rows(feats, ids, glob, self.x, count)
         with torch.no_grad():
             h = self.x_t[:m]
             for layer in self.layers:
