@@ -822,6 +822,7 @@ def test_even_rows_gives_every_episode_the_most_rows_any_uses() -> None:
         ({"hidden": 0}, "hidden"),
         ({"env_runner": "fast"}, "env_runner"),
         ({"precision": "float16"}, "precision"),
+        ({"torch_threads": -1}, "torch_threads"),
     ],
 )
 def test_bad_settings_are_refused_naming_the_setting(kwargs: dict[str, Any], field: str) -> None:
@@ -1010,6 +1011,25 @@ def test_the_example_trains_on_a_local_ray_and_prints_the_summary(tmp_path: Path
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert '"backend": "ray local"' in proc.stdout
     assert (tmp_path / "model.zip").is_file() and (tmp_path / "model.safetensors").is_file()
+
+
+def test_the_driver_s_torch_threads_are_chosen_from_the_free_cores_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``torch_threads=0`` (the default): ``train`` chooses the driver's threads as the batched
+    PPO does, prints the choice first and keeps it in the summary."""
+    import torch
+
+    assert RLlibSettings().torch_threads == 0
+    before = torch.get_num_threads()
+    try:
+        summary = train(RLlibSettings(timesteps=64, eval_deals=0, out=str(tmp_path), **TINY))
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first == f"torch threads: {summary['torch_threads_chosen']}"
+        assert "cores usable" in summary["torch_threads_chosen"]
+        assert summary["torch_threads"] == torch.get_num_threads() >= 1
+    finally:
+        torch.set_num_threads(before)
 
 
 # --- the README's RLlib snippets ----------------------------------------------------------------

@@ -15,6 +15,7 @@ from spider_env.agents.rl.threads import (
     cgroup_quota,
     choose_threads,
     cpu_times,
+    set_torch_threads,
     usable_cores,
 )
 
@@ -75,3 +76,19 @@ def test_a_process_spinning_on_a_core_is_counted_busy_and_this_one_is_not() -> N
     while time.process_time() - start < 0.2:  # this process busy: not counted as elsewhere
         pass
     assert choose_threads(0.2).threads >= 1
+
+
+def test_torch_gets_a_given_count_as_given_and_else_the_chosen_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    try:
+        assert set_torch_threads(1) == (1, "given")
+        assert torch.get_num_threads() == 1
+        monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+        monkeypatch.setattr(threads, "busy_elsewhere", lambda interval=0.25: 0.0)
+        assert set_torch_threads(0) == (2, "2 (2 cores usable, 0.0 busy elsewhere)")
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

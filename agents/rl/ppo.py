@@ -78,7 +78,7 @@ from .settings import (
     check_paths,
     setting_up,
 )
-from .threads import choose_threads
+from .threads import set_torch_threads
 
 DEVICES = ("cpu", "cuda")
 #: The update's number formats (:attr:`BatchedPPOSettings.precision`).
@@ -648,12 +648,7 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
     if s.device == "cuda" and not torch.cuda.is_available():
         raise SettingsError("device", "cuda is not available here (torch.cuda.is_available())")
     variant = s.game()
-    if s.torch_threads:
-        threads, chosen = s.torch_threads, "given"
-    else:
-        choice = choose_threads()
-        threads, chosen = choice.threads, choice.describe()
-    torch.set_num_threads(threads)
+    threads, chosen = set_torch_threads(s.torch_threads)
     torch.manual_seed(s.seed)
     with setting_up("bc" if s.bc else None):
         model = _new_model(variant, s)

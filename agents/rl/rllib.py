@@ -86,6 +86,7 @@ from .settings import (
     check_paths,
     setting_up,
 )
+from .threads import set_torch_threads
 
 RAY_ENV = "spider-env"  # the env's name in Ray's registry (config.environment(RAY_ENV))
 ROWS_MODE = "rows"  # RLlib's action: a row of the per-action observation (RLlibVectorEnv)
@@ -146,6 +147,11 @@ class RLlibSettings:
     """games each env runner steps together (one SpiderVectorEnv)"""
     num_learners: int = 0
     """Ray actors that update the network (0: the driver does)"""
+    torch_threads: int = 0
+    """torch's CPU threads in the driver, whose learner updates the network when num_learners
+    is 0 (0: the cores this process may use that other processes are not using, measured at
+    the start and printed, as the batched PPO chooses; 1 makes the most env-steps per
+    CPU-second)"""
     env_runner: str = field(default=DEFAULT_ENV_RUNNER, metadata={"choices": ENV_RUNNERS})
     """how env runners sample (obs_mode rows): arrays (spider-env's ArrayEnvRunner: each step
     of all games in arrays, the episodes cut from them at the end) or rllib (RLlib's
@@ -196,7 +202,7 @@ class RLlibSettings:
         at_least(self, 1, "hidden", "action_rows", "max_episode_steps", "num_envs_per_env_runner")
         at_least(self, 1, "n_steps", "timesteps", "update_epochs", "minibatches", "eval_jobs")
         at_least(self, 0, "num_env_runners", "num_learners", "ent_coef", "vf_coef", "eval_deals")
-        at_least(self, 0, "feature_slots")
+        at_least(self, 0, "feature_slots", "torch_threads")
         check(self.feature_slots <= MAX_FEATURE_SLOTS, "feature_slots",
               f"must be <= {MAX_FEATURE_SLOTS}, got {self.feature_slots}")  # fmt: skip
         above(self, 0, "learning_rate", "clip_coef", "vf_clip", "max_grad_norm")
@@ -662,6 +668,8 @@ def train(s: RLlibSettings) -> dict[str, Any]:
         check_cpus(s, _cluster_cpus())
         with setting_up("out"):
             out.mkdir(parents=True, exist_ok=True)
+        threads, chosen = set_torch_threads(s.torch_threads)
+        say("torch threads: " + (f"{threads} (given)" if s.torch_threads else chosen))
         say(f"malloc: {stack.enter_context(keep_freed_memory(every_size=True))}")
         algo = ppo_config(s).build_algo()
         try:
@@ -695,7 +703,7 @@ def train(s: RLlibSettings) -> dict[str, Any]:
         "timesteps": steps, "iterations": len(rows), "wall_s": round(wall, 1),
         "env_steps_per_s": round(steps / wall, 1) if wall > 0 else None,
         "backend": session.backend, "checkpoint": str(checkpoint), "model": str(model),
-        "model_zip": str(model_zip),
+        "model_zip": str(model_zip), "torch_threads": threads, "torch_threads_chosen": chosen,
         # the learner's row embeddings: resolved here when the driver is the learner
         "update_precision": update_precision(s.precision, "cpu")[1] if not s.num_learners
         else s.precision,

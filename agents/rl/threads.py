@@ -106,3 +106,17 @@ def choose_threads(interval: float = 0.25) -> ThreadChoice:
     busy = busy_elsewhere(interval)
     free = usable if busy is None else usable - round(busy)
     return ThreadChoice(max(1, min(usable, free)), usable, busy)
+
+
+def set_torch_threads(given: int) -> tuple[int, str]:
+    """Give torch ``given`` CPU threads, or :func:`choose_threads`'s count where ``given`` is 0;
+    returns the count and how it was chosen (``"given"``, or :meth:`ThreadChoice.describe`)."""
+    import torch
+
+    if given:
+        threads, chosen = given, "given"
+    else:
+        choice = choose_threads()
+        threads, chosen = choice.threads, choice.describe()
+    torch.set_num_threads(threads)
+    return threads, chosen
