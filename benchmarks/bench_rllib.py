@@ -16,17 +16,22 @@
   (``keep_freed_memory(every_size=True)``; remote array runners do so themselves);
 * CartPole-v1 through ``gym.make`` (``reference.py``), the speed reference of every benchmark.
 
-Env-steps (decisions) per wall second and per CPU-second, after a warm-up update (numba,
-torch, Ray's actors): the CPU time is this process's plus, for RLlib, every env runner's
-(each runner's own ``time.process_time()``, asked through Ray), so it counts the work on every
-core; and RLlib's own timers of an update: sampling (the env runners, in parallel) and the
-learner's update, which alternate. Needs the ``rllib`` extra (``make test-rllib`` builds its
-venv). Not a test; run it as
+Each row runs at every count of ``--threads``, the torch threads of this process (the batched
+PPO's ``--torch-threads``; RLlib's driver, whose learner updates the network), and its ratios
+are to the batched PPO at the same count. Env-steps (decisions) per wall second and per
+CPU-second, after a warm-up update (numba, torch, Ray's actors): the CPU time is this
+process's plus, for RLlib, every env runner's (each runner's own ``time.process_time()``,
+asked through Ray), so it counts the work on every core; and the wall time of an RLlib update
+in two parts, timed over the timed updates: the learner's update (``learner_group.update``)
+and the rest (the sampling, which alternates with it, and the weights sent to the runners).
+RLlib's own timers are not used: they are exponential averages (coefficient 0.01) that the
+warm-up update dominates. Needs the ``rllib`` extra (``make test-rllib`` builds its venv). Not
+a test; run it as
 
     .venv/rllib/bin/python benchmarks/bench_rllib.py [--suits 1] [--hidden 64]
-        [--num-envs 256] [--n-steps 32] [--updates 4] [--runners 0,1,2] [--precision auto]
-        [--obs-modes rows,actions] [--action-rows 96] [--env-runner arrays] [--json PATH]
-        [--profile N]
+        [--num-envs 256] [--n-steps 32] [--updates 4] [--threads 1,2] [--runners 0,1,2]
+        [--precision auto] [--obs-modes rows,actions] [--action-rows 96]
+        [--env-runner arrays] [--json PATH] [--profile N]
 """
 
 from __future__ import annotations
@@ -48,13 +53,11 @@ from bench_training import bench_batched
 from reference import cartpole_steps_per_second
 from spider_env.agents.rl.ppo import PRECISIONS
 from spider_env.agents.rl.rllib import DEFAULT_ENV_RUNNER, ENV_RUNNERS, OBS_MODES
+from spider_env.agents.rl.rllib import ROWS_MODE as ROWS
 from spider_env.agents.rl.settings import ArgumentParser
 
 from spider_env.observation.actions import DEFAULT_ACTION_ROWS
 
-#: RLlib's timers of an update (seconds, its running means): sampling (every env runner, in
-#: parallel) and the learner's update; an iteration is one then the other.
-TIMERS = ("env_runner_sampling_timer", "learner_update_timer")
 #: The speed target: RLlib's env-steps per CPU-second as a share of the batched PPO's.
 TARGET_VS_BATCHED = 0.5
 
@@ -67,6 +70,19 @@ def _runner_cpu(algo: Any) -> float:
     return float(
         sum(group.foreach_env_runner(lambda r: time.process_time(), local_env_runner=False))
     )
+
+
+def _timed(f: Any, spent: list[float]) -> Any:
+    """``f``, adding the wall time of each call to ``spent[0]``."""
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return f(*args, **kwargs)
+        finally:
+            spent[0] += time.perf_counter() - t
+
+    return timed
 
 
 def bench_rllib(a: argparse.Namespace, runners: int, obs_mode: str) -> dict[str, Any]:
@@ -91,6 +107,8 @@ def bench_rllib(a: argparse.Namespace, runners: int, obs_mode: str) -> dict[str,
         algo = ppo_config(s).build_algo()
         algo.train()  # warm-up: numba, torch, the actors
         steps0 = _steps(algo.train())
+        learner = [0.0]
+        algo.learner_group.update = _timed(algo.learner_group.update, learner)
         w0, c0, r0 = time.perf_counter(), time.process_time(), _runner_cpu(algo)
         profile = cProfile.Profile() if a.profile else None
         if profile:
@@ -104,7 +122,11 @@ def bench_rllib(a: argparse.Namespace, runners: int, obs_mode: str) -> dict[str,
             pstats.Stats(profile).sort_stats("cumulative").print_stats(a.profile)
         cpu = time.process_time() - c0 + _runner_cpu(algo) - r0
         steps = _steps(result) - steps0
-        timers = {k: round(float(result["timers"][k]), 3) for k in TIMERS}
+        timers = {
+            "wall": round(wall / a.updates, 3),
+            "learner_update": round(learner[0] / a.updates, 3),
+            "sampling_and_rest": round((wall - learner[0]) / a.updates, 3),
+        }
         algo.stop()
     finally:
         memory.close()
@@ -127,7 +149,11 @@ def main() -> None:
     p.add_argument("--num-envs", type=int, default=256)
     p.add_argument("--n-steps", type=int, default=32)
     p.add_argument("--updates", type=int, default=4)
-    p.add_argument("--threads", type=int, default=2, help="torch threads of the driver")
+    p.add_argument(
+        "--threads", default="1,2",
+        help="torch threads of this process (the batched PPO's, RLlib's driver's), comma "
+        "separated: every row at each count",
+    )  # fmt: skip
     p.add_argument("--runners", default="0,1,2", help="env runner counts, comma separated")
     p.add_argument(
         "--precision", default="auto", choices=PRECISIONS,
@@ -165,6 +191,14 @@ def main() -> None:
         counts = [int(x) for x in a.runners.split(",")]
     except ValueError:
         p.error(f"--runners: comma-separated integers, got {a.runners!r}")
+    try:
+        thread_counts = [int(x) for x in a.threads.split(",")]
+    except ValueError:
+        p.error(f"--threads: comma-separated integers, got {a.threads!r}")
+    if any(t < 1 for t in thread_counts):
+        p.error(f"--threads: counts must be >= 1, got {a.threads!r}")
+    if a.updates < 1:
+        p.error(f"--updates: must be >= 1, got {a.updates}")
     if a.action_rows < 1:
         p.error(f"--action-rows: must be >= 1, got {a.action_rows}")
     if any(c < 0 for c in counts):
@@ -175,24 +209,28 @@ def main() -> None:
         p.error(f"--obs-modes: {bad[0]!r} is not one of {', '.join(OBS_MODES)}")
     out: dict[str, Any] = {"machine": platform.platform(), "settings": vars(a)}
     out["cartpole_steps_per_cpu_s"] = round(cartpole_steps_per_second(), 1)
-    batched = bench_batched(a)
-    out["batched"] = batched
-    print(f"batched   {batched['steps_per_wall_s']:>10,.0f} steps/wall-s "
-          f"{batched['steps_per_cpu_s']:>10,.0f} steps/CPU-s", flush=True)  # fmt: skip
-    for mode in modes:
-        for r in counts:
-            row = bench_rllib(a, r, mode)
-            for unit in ("wall", "cpu"):
-                row[f"vs_batched_{unit}"] = round(
-                    row[f"steps_per_{unit}_s"] / batched[f"steps_per_{unit}_s"], 4
-                )
-            out[f"rllib-{mode}-{r}"] = row
-            print(f"rllib-{mode}-{r} {row['steps_per_wall_s']:>10,.0f} steps/wall-s "
-                  f"{row['steps_per_cpu_s']:>10,.0f} steps/CPU-s  "
-                  f"({row['vs_batched_cpu']:.3f} of batched per CPU-s, "
-                  f"{row['vs_batched_wall']:.3f} per wall-s; sampling "
-              f"{row['seconds_per_update'][TIMERS[0]]} s, update "
-                  f"{row['seconds_per_update'][TIMERS[1]]} s per update)", flush=True)  # fmt: skip
+    for threads in thread_counts:
+        a.threads = threads
+        batched = bench_batched(a)
+        out[f"batched-t{threads}"] = batched
+        print(f"batched-t{threads}   {batched['steps_per_wall_s']:>10,.0f} steps/wall-s "
+              f"{batched['steps_per_cpu_s']:>10,.0f} steps/CPU-s", flush=True)  # fmt: skip
+        for mode in modes:
+            for r in counts:
+                row = bench_rllib(a, r, mode)
+                for unit in ("wall", "cpu"):
+                    row[f"vs_batched_{unit}"] = round(
+                        row[f"steps_per_{unit}_s"] / batched[f"steps_per_{unit}_s"], 4
+                    )
+                out[f"rllib-{mode}-{r}-t{threads}"] = row
+                t = row["seconds_per_update"]
+                print(f"rllib-{mode}-{r}-t{threads} {row['steps_per_wall_s']:>10,.0f} steps/wall-s "
+                      f"{row['steps_per_cpu_s']:>10,.0f} steps/CPU-s  "
+                      f"({row['vs_batched_cpu']:.3f} of batched per CPU-s, "
+                      f"{row['vs_batched_wall']:.3f} per wall-s; per update {t['wall']} s: "
+                      f"learner {t['learner_update']} s, sampling and the rest "
+                      f"{t['sampling_and_rest']} s)", flush=True)  # fmt: skip
+    a.threads = ",".join(map(str, thread_counts))
     print(f"CartPole-v1 (gym.make) {out['cartpole_steps_per_cpu_s']:,.0f} steps/CPU-s")
     rows = [k for k in out if k.startswith("rllib-")]
     if rows:
@@ -200,6 +238,11 @@ def main() -> None:
         ratio = out[best]["vs_batched_cpu"]
         print(f"target: RLlib >= {TARGET_VS_BATCHED} of the batched PPO per CPU-second: {best} "
               f"{ratio:.2f} -> {'met' if ratio >= TARGET_VS_BATCHED else 'NOT met'}")  # fmt: skip
+        for r in counts:
+            runs = [k for k in rows if k.startswith(f"rllib-{ROWS}-{r}-")]
+            if runs:
+                shown = ", ".join(f"{k} {out[k]['vs_batched_cpu']:.2f}" for k in runs)
+                print(f"  over rows, {r} env runner{'' if r == 1 else 's'}: {shown}")
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=2) + "\n")
 

@@ -534,33 +534,38 @@ def speed_lines(files: Files) -> list[str]:
             f"**Training throughput**, the project's batched PPO against RLlib's PPO on the same "
             f"network and batch (`{BENCH_RLLIB_COMMAND.format(flags=flags, file=name)}` with the "
             f"rllib extra, `{name}`; {settings['suits']}-suit games, {settings['num_envs']} "
-            f"games stepped together; the CPU time counts every process; CartPole-v1 at "
-            f"{thousands(cartpole)} steps per CPU-second in the same run):",
+            f"games stepped together; the CPU time counts every process; each row at "
+            f"{' and at '.join(str(settings['threads']).split(','))} torch threads in the "
+            f"process that updates the network, against the batched PPO at the same count; "
+            f"CartPole-v1 at {thousands(cartpole)} steps per CPU-second in the same run):",
             "",
-            "| trainer | env-steps per wall second | env-steps per CPU-second "
+            "| trainer | threads | env-steps per wall second | env-steps per CPU-second "
             "| of the batched PPO (CPU) | × CartPole-v1 (CPU) |",
-            "|---|---:|---:|---:|---:|",
+            "|---|---:|---:|---:|---:|---:|",
         ]
-        b = data["batched"]
-        out.append(
-            f"| batched PPO (`spider_env.agents.rl.ppo`) | {thousands(b['steps_per_wall_s'])} "
-            f"| {thousands(b['steps_per_cpu_s'])} | 1 | {b['steps_per_cpu_s'] / cartpole:.3f}× |"
-        )
-        for key in (k for k in data if k.startswith("rllib-")):
-            r = data[key]
-            _, mode, runners_text = key.split("-")
-            runners = int(runners_text)
-            who = (
-                "the driver samples"
-                if runners == 0
-                else f"{runners} env runner{'s' * (runners > 1)}"
-            )
+        for batched in (k for k in data if k.startswith("batched-t")):
+            threads = batched.removeprefix("batched-t")
+            b = data[batched]
             out.append(
-                f"| RLlib PPO, `obs_mode={mode}`, {who} | {thousands(r['steps_per_wall_s'])} "
-                f"| {thousands(r['steps_per_cpu_s'])} "
-                f"| {r['steps_per_cpu_s'] / b['steps_per_cpu_s']:.2f} "
-                f"| {r['steps_per_cpu_s'] / cartpole:.3f}× |"
+                f"| batched PPO (`spider_env.agents.rl.ppo`) | {threads} "
+                f"| {thousands(b['steps_per_wall_s'])} | {thousands(b['steps_per_cpu_s'])} | 1 "
+                f"| {b['steps_per_cpu_s'] / cartpole:.3f}× |"
             )
+            for key in (k for k in data if k.startswith("rllib-") and k.endswith(f"-t{threads}")):
+                r = data[key]
+                _, mode, runners_text, _ = key.split("-")
+                runners = int(runners_text)
+                who = (
+                    "the driver samples"
+                    if runners == 0
+                    else f"{runners} env runner{'s' * (runners > 1)}"
+                )
+                out.append(
+                    f"| RLlib PPO, `obs_mode={mode}`, {who} | {threads} "
+                    f"| {thousands(r['steps_per_wall_s'])} | {thousands(r['steps_per_cpu_s'])} "
+                    f"| {r['steps_per_cpu_s'] / b['steps_per_cpu_s']:.2f} "
+                    f"| {r['steps_per_cpu_s'] / cartpole:.3f}× |"
+                )
     return out
 
 
