@@ -2,6 +2,7 @@
 
     python examples/rllib_ppo.py                                   # 1 suit, a private local Ray
     python examples/rllib_ppo.py --num-env-runners 2 --num-envs-per-env-runner 128
+    python examples/rllib_ppo.py --torch-threads 1             # the most env-steps per CPU-second
     python examples/rllib_ppo.py --ray HEAD_HOST:6379 --num-env-runners 32 --num-learners 2 \\
         --suits 2 --timesteps 50000000 --out runs/rllib_2suit
     spider-env evaluate --agent runs/rllib/model.safetensors --agent greedy --suits 1 --deals 0:1000
