@@ -657,7 +657,7 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
     rp = RowPolicy(policy)
     anchor = _anchor(policy) if s.bc_coef > 0 else None
     params = list(policy.parameters())
-    # fused: one kernel over every weight, not a loop over them (the training guide's "serial
+    # fused: one kernel over every weight, not a loop over them (the training record's "serial
     # steps between the halves")
     optimizer = torch.optim.Adam(params, lr=s.learning_rate, eps=1e-5, fused=True)
     out = Path(s.out)
@@ -697,8 +697,8 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
     dones = torch.zeros((T, N), device=device)
 
     obs_of = [e.reset(seed=s.seed + h.start)[0] for e, h in zip(envs_of, halves)]
-    # on the CPU the rollout chooses with the compiled pass (the training guide's "The rollout's
-    # choices, compiled")
+    # on the CPU the rollout chooses with the compiled pass (the training guide's "The
+    # rollout's choices, compiled")
     chooser = compiled_choice(policy, device, max(h.stop - h.start for h in halves), K, F, G)
     stepper = ThreadPoolExecutor(1, thread_name_prefix="ppo-env") if pipelined else None
     next_done = torch.zeros(N, device=device)

@@ -1,4 +1,4 @@
-"""Probes of the batched PPO's rollout (the training guide's "Which side of the rollout waits").
+"""Probes of the batched PPO's rollout (the training record's "Which side of the rollout waits").
 
 * ``encoder``: CPU microseconds per game-step of ``SpiderVectorEnv(obs_mode="actions")``
   (``copy=False``, same-step autoreset, training deals) in random legal play, N games; run it
