@@ -133,6 +133,7 @@ INCLUDED = {
     "research/planner/README.md": "research/planner",
     "research/planner/record.md": "research/planner-record",
     "research/rl/README.md": "research/rl",
+    "research/env/README.md": "research/env",
 }
 
 

@@ -465,8 +465,8 @@ class PureEngine(Engine):
 
 #: A batch of at least ``PREFETCH_FROM`` games is stepped with cache hints ``PREFETCH_AHEAD``
 #: games ahead (``fast.step._prefetch_game``); a smaller batch stays in the cache, where the
-#: hints only cost instructions. Measured: the vector guide's "Cache hints for large batches"
-#: (``python benchmarks/bench_fast.py --sections hints``).
+#: hints only cost instructions. Measured: the env's speed record (``research/env``), "Cache hints
+#: for large batches" (``python benchmarks/bench_fast.py --sections hints``).
 PREFETCH_FROM = 1024
 PREFETCH_AHEAD = 8
 

@@ -7,9 +7,9 @@ inlined and the views never cross a call.
 
 Numba counts references to every array, view and slice it makes, with an atomic add on the
 owner's counter each time; a batched step that takes a row view of each buffer for each game
-spent a large share of its time on them (the vector guide's speed section has the figures). The
-kernels called from Python therefore take the arrays they are given through :func:`borrowed`:
-the same arrays without their owner, so that no view taken of them is counted.
+spent a large share of its time on them (the env's speed record, ``research/env``, has the
+figures). The kernels called from Python therefore take the arrays they are given through
+:func:`borrowed`: the same arrays without their owner, so that no view taken of them is counted.
 
 numba invalidates a cached function only when the file that defines it changes, but the compiled
 modules inline each other's functions (:mod:`~spider_env.fast.step` inlines
