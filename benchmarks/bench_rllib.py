@@ -210,14 +210,14 @@ def main() -> None:
     out: dict[str, Any] = {"machine": platform.platform(), "settings": vars(a)}
     out["cartpole_steps_per_cpu_s"] = round(cartpole_steps_per_second(), 1)
     for threads in thread_counts:
-        a.threads = threads
-        batched = bench_batched(a)
+        at = argparse.Namespace(**{**vars(a), "threads": threads})  # the settings at this count
+        batched = bench_batched(at)
         out[f"batched-t{threads}"] = batched
         print(f"batched-t{threads}   {batched['steps_per_wall_s']:>10,.0f} steps/wall-s "
               f"{batched['steps_per_cpu_s']:>10,.0f} steps/CPU-s", flush=True)  # fmt: skip
         for mode in modes:
             for r in counts:
-                row = bench_rllib(a, r, mode)
+                row = bench_rllib(at, r, mode)
                 for unit in ("wall", "cpu"):
                     row[f"vs_batched_{unit}"] = round(
                         row[f"steps_per_{unit}_s"] / batched[f"steps_per_{unit}_s"], 4
@@ -230,7 +230,6 @@ def main() -> None:
                       f"{row['vs_batched_wall']:.3f} per wall-s; per update {t['wall']} s: "
                       f"learner {t['learner_update']} s, sampling and the rest "
                       f"{t['sampling_and_rest']} s)", flush=True)  # fmt: skip
-    a.threads = ",".join(map(str, thread_counts))
     print(f"CartPole-v1 (gym.make) {out['cartpole_steps_per_cpu_s']:,.0f} steps/CPU-s")
     rows = [k for k in out if k.startswith("rllib-")]
     if rows:

@@ -16,6 +16,7 @@ from spider_env.agents.rl.threads import (
     choose_threads,
     cpu_times,
     set_torch_threads,
+    threads_line,
     usable_cores,
 )
 
@@ -90,5 +91,9 @@ def test_torch_gets_a_given_count_as_given_and_else_the_chosen_one(
         monkeypatch.setattr(threads, "busy_elsewhere", lambda interval=0.25: 0.0)
         assert set_torch_threads(0) == (2, "2 (2 cores usable, 0.0 busy elsewhere)")
         assert torch.get_num_threads() == 2
+        assert threads_line(1, "given") == "torch threads: 1 (given)"
+        assert threads_line(2, "2 (2 cores usable, 0.0 busy elsewhere)") == (
+            "torch threads: 2 (2 cores usable, 0.0 busy elsewhere)"
+        )
     finally:
         torch.set_num_threads(before)

@@ -78,7 +78,7 @@ from .settings import (
     check_paths,
     setting_up,
 )
-from .threads import set_torch_threads
+from .threads import set_torch_threads, threads_line
 
 DEVICES = ("cpu", "cuda")
 #: The update's number formats (:attr:`BatchedPPOSettings.precision`).
@@ -664,7 +664,7 @@ def _train(s: BatchedPPOSettings, malloc: str) -> dict[str, Any]:
     with setting_up("out"):
         (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     say = (lambda *a: None) if s.no_progress else print
-    say(f"torch threads: {threads} (given)" if s.torch_threads else f"torch threads: {chosen}")
+    say(threads_line(threads, chosen))
     say(f"malloc: {malloc}")
     row_dtype, precision = update_precision(s.precision, s.device)
     say(f"update precision: {precision}")

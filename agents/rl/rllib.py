@@ -86,7 +86,7 @@ from .settings import (
     check_paths,
     setting_up,
 )
-from .threads import set_torch_threads
+from .threads import set_torch_threads, threads_line
 
 RAY_ENV = "spider-env"  # the env's name in Ray's registry (config.environment(RAY_ENV))
 ROWS_MODE = "rows"  # RLlib's action: a row of the per-action observation (RLlibVectorEnv)
@@ -669,7 +669,7 @@ def train(s: RLlibSettings) -> dict[str, Any]:
         with setting_up("out"):
             out.mkdir(parents=True, exist_ok=True)
         threads, chosen = set_torch_threads(s.torch_threads)
-        say("torch threads: " + (f"{threads} (given)" if s.torch_threads else chosen))
+        say(threads_line(threads, chosen))
         say(f"malloc: {stack.enter_context(keep_freed_memory(every_size=True))}")
         algo = ppo_config(s).build_algo()
         try:

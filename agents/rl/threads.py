@@ -120,3 +120,9 @@ def set_torch_threads(given: int) -> tuple[int, str]:
         threads, chosen = choice.threads, choice.describe()
     torch.set_num_threads(threads)
     return threads, chosen
+
+
+def threads_line(threads: int, chosen: str) -> str:
+    """A trainer's first line of output for :func:`set_torch_threads`'s answer, e.g. ``torch
+    threads: 1 (given)`` or ``torch threads: 2 (2 cores usable, 0.0 busy elsewhere)``."""
+    return f"torch threads: {threads} (given)" if chosen == "given" else f"torch threads: {chosen}"
