@@ -66,7 +66,9 @@ def games_csv(path: Path, spec: str, variant: str, deals: list[int], max_steps: 
 
 def test_every_research_script_is_smoke_tested_and_has_a_readme() -> None:
     names = {p.stem for p in SCRIPTS}
-    assert names == {"choices", "decision_time", "game_time", "losses", "oracle", "values"}
+    assert names == {
+        "candidates", "choices", "decision_time", "game_time", "losses", "oracle", "values",
+    }  # fmt: skip
     readme = (HERE / "README.md").read_text(encoding="utf-8")
     assert all(f"{name}.py" in readme for name in names)
     assert (HERE / "record.md").exists() and list((HERE / "patches").glob("*.diff"))
@@ -287,3 +289,30 @@ def test_game_time_times_each_game_and_the_play_out_of_a_lost_one(
                   ["spider-2suit", "--deals", "x"], ["spider-2suit", "--agent", "greedy"],
                   ["spider-2suit", "--agent", "planner:evals=0"]):  # fmt: skip
         one_line_error(capsys, times.main, extra)
+
+
+# --- candidates.py: the candidates of a planned decision, and the events its scores reach ------
+def test_candidates_counts_each_decision_as_the_observer_saw_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Every planned decision of the game is counted once, with at most as many distinct events
+    as candidates and scored events as scored candidates; the summary is the rows' medians."""
+    probe = load("candidates")
+    out_json = tmp_path / "c.json"
+    argv = ["spider-4suit", "--agent", TINY, "--deals", "5000", "--max-steps", "60"]
+    out = probe.main([*argv, "--json", str(out_json)])
+    rows = json.loads(out_json.read_text())["decisions"]
+    agent = make_agent(TINY, "spider-4suit")
+    seen: list[Any] = []
+    agent.observer = seen.append
+    env = make_env(get_variant("spider-4suit"), 60)
+    play_episode(env, agent, 5000, 0, name=TINY)
+    assert len(rows) == len(seen) == out["all"]["decisions"] > 0
+    for row, d in zip(rows, seen):
+        assert row["candidates"] == len(d.plans) >= row["events"] >= 1
+        assert row["scored"] == sum(c > 0 for c in d.counts) >= row["scored_events"]
+    assert out["all"]["median_candidates"] == float(np.median([r["candidates"] for r in rows]))
+    for extra in (["spider-9suit"], ["spider-4suit", "--max-steps", "0"],
+                  ["spider-4suit", "--agent", "greedy"], ["spider-4suit", "--jobs", "3"],
+                  ["spider-4suit", "--deals", "x"]):  # fmt: skip
+        one_line_error(capsys, probe.main, extra)
