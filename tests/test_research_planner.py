@@ -314,5 +314,6 @@ def test_candidates_counts_each_decision_as_the_observer_saw_it(
     assert out["all"]["median_candidates"] == float(np.median([r["candidates"] for r in rows]))
     for extra in (["spider-9suit"], ["spider-4suit", "--max-steps", "0"],
                   ["spider-4suit", "--agent", "greedy"], ["spider-4suit", "--jobs", "3"],
-                  ["spider-4suit", "--deals", "x"]):  # fmt: skip
+                  ["spider-4suit", "--deals", "x"], ["spider-4suit", "--seed", "-1"],
+                  ["spider-4suit", "--json", str(tmp_path / "no" / "c.json")]):  # fmt: skip
         one_line_error(capsys, probe.main, extra)

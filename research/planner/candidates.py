@@ -27,21 +27,26 @@ from spider_env.agents import PlannerAgent, make_agent
 from spider_env.agents.planner import PlannedDecision
 from spider_env.agents.rl.settings import ArgumentParser
 
-from spider_env.apps.evaluation.deals import parse_deals
 from spider_env.apps.evaluation.episode import make_env, play_episode
+from spider_env.apps.evaluation.flags import check_games, check_writable
 from spider_env.core.variants import get_variant
 
 #: Per decision: deal, deals left, candidates, distinct events, scored, distinct scored events.
 FIELDS = ("deal", "deals_left", "candidates", "events", "scored", "scored_events")
 
 
+def planner(spec: str, variant: str) -> PlannerAgent:
+    """The planner of ``spec`` on ``variant``; ``ValueError`` if ``spec`` is not a planner's."""
+    agent = make_agent(spec, get_variant(variant), seed=0)
+    if not isinstance(agent, PlannerAgent):
+        raise ValueError(f"--agent must be a planner spec, got {spec!r}")
+    return agent
+
+
 def decisions_of(variant: str, spec: str, deal: int, seed: int, max_steps: int) -> list[dict]:
     """The counts of :data:`FIELDS` of every planned decision of ``spec`` on ``deal``, and
     whether the game was won (``"won"`` in each row)."""
-    v = get_variant(variant)
-    agent = make_agent(spec, v, seed=0)
-    if not isinstance(agent, PlannerAgent):
-        raise ValueError(f"--agent must be a planner spec, got {spec!r}")
+    agent = planner(spec, variant)
     rows: list[dict] = []
 
     def observe(d: PlannedDecision) -> None:
@@ -59,7 +64,8 @@ def decisions_of(variant: str, spec: str, deal: int, seed: int, max_steps: int) 
         )
 
     agent.observer = observe
-    rec, _, _ = play_episode(make_env(v, max_steps), agent, deal, seed, name=spec)
+    env = make_env(get_variant(variant), max_steps)
+    rec, _, _ = play_episode(env, agent, deal, seed, name=spec)
     for row in rows:
         row["won"] = bool(rec.won)
     return rows
@@ -104,16 +110,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--json", default=None, help="write every decision's counts here")
     a = p.parse_args(argv)
     try:
-        get_variant(a.variant)
-        deals = parse_deals(a.deals)
-        if not isinstance(make_agent(a.agent, a.variant, seed=0), PlannerAgent):
-            raise ValueError(f"--agent must be a planner spec, got {a.agent!r}")
+        _, deals = check_games(a.variant, a.deals, a.seed, a.max_steps, a.jobs)
+        check_writable("--json", a.json)
+        planner(a.agent, a.variant)  # the spec, checked before any game
     except (ValueError, TypeError) as exc:
         p.error(str(exc))
-    if a.max_steps < 1:
-        p.error(f"--max-steps must be at least 1, got {a.max_steps}")
-    if a.jobs not in (1, 2):
-        p.error(f"--jobs must be 1 or 2, got {a.jobs}")
     jobs = [(a.variant, a.agent, deal, a.seed, a.max_steps) for deal in deals]
     if a.jobs == 1:
         per_deal = [_job(j) for j in jobs]
