@@ -50,7 +50,7 @@ def decisions_of(variant: str, spec: str, deal: int, seed: int, max_steps: int) 
     rows: list[dict] = []
 
     def observe(d: PlannedDecision) -> None:
-        scored = np.isfinite(np.asarray(d.means, dtype=float))
+        scored = np.asarray(d.counts) > 0  # given a score in the halving
         events = [plan[-1] for plan in d.plans]
         rows.append(
             {
