@@ -44,6 +44,7 @@ from spider_env.agents.rl.rllib import (
     train,
     width_rows,
 )
+from spider_env.agents.rl.rllib_learner import EpisodesToBatch, GatherShuffledBatch, RowsPPOLearner
 from spider_env.agents.rl.rllib_modules import (
     ActionRowsRLModule,
     ActionSetRLModule,
@@ -764,9 +765,12 @@ def test_the_parts_probe_times_rllib_s_update_and_sample_and_puts_every_method_b
     from ray.rllib.policy.sample_batch import SampleBatch
     from test_research_rl import load
 
-    before = (SampleBatch.shuffle, GeneralAdvantageEstimation.__call__)
+    before = (SampleBatch.shuffle, GatherShuffledBatch.shuffle, EpisodesToBatch.__call__,
+              GeneralAdvantageEstimation.__call__)  # fmt: skip
     out = load("rllib_parts").measure(1, 1, 8, 8, "as-is")
     parts = out["parts"]
+    assert parts["learner connector EpisodesToBatch"] > 0  # the rows learner's one piece
+    assert "learner connector AddOneTsToEpisodesAndTruncate" not in parts
     for key in ("learner update (all)", "learner: connectors (all)", "learner: forward passes",
                 "learner: backward passes", "runner sample (all)", "runner: env steps",
                 "runner: compiled choices", "learner: the batch's shuffles",
@@ -775,7 +779,12 @@ def test_the_parts_probe_times_rllib_s_update_and_sample_and_puts_every_method_b
     assert parts["learner update (all)"] >= parts["learner: backward passes"]
     assert 0 < parts["runner sample (all)"] < out["total"]
     assert "runner: forward passes" not in parts  # the compiled choice stands for them
-    assert (SampleBatch.shuffle, GeneralAdvantageEstimation.__call__) == before
+    assert (SampleBatch.shuffle, GatherShuffledBatch.shuffle, EpisodesToBatch.__call__,
+            GeneralAdvantageEstimation.__call__) == before  # fmt: skip
+    theirs = load("rllib_parts").measure(1, 1, 8, 8, "as-is", learner="rllib")["parts"]
+    assert theirs["learner connector AddOneTsToEpisodesAndTruncate"] > 0  # RLlib's pieces
+    assert theirs["learner: the batch's shuffles"] > 0
+    assert "learner connector EpisodesToBatch" not in theirs
     draws = load("rllib_parts").draw_times(decisions=8, rows=4, calls=3)
     assert set(draws) == {"TorchCategorical", "MaskedCategorical"} and min(draws.values()) > 0
     # a remote runner: its CPU and the driver's, which the total adds up
@@ -804,6 +813,163 @@ def test_even_rows_gives_every_episode_the_most_rows_any_uses() -> None:
         assert logits.shape == (len(e), most)
     ours.stop()
     theirs.stop()
+
+
+# --- the learner over rows ----------------------------------------------------------------------
+def rllib_s_pieces_and_ours(runner: Any) -> tuple[Any, list[Any], EpisodesToBatch]:
+    """The learner of ``runner``'s config, RLlib's learner pieces before ``NumpyToTensor`` as
+    RLlib's PPO learner builds them, and an :class:`EpisodesToBatch` falling back on them."""
+    from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
+    from ray.rllib.connectors.common.numpy_to_tensor import NumpyToTensor
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    config = runner.config.copy(copy_frozen=False).learners(learner_class=PPOTorchLearner)
+    env = runner.env
+    spaces = {DEFAULT_MODULE_ID: (env.single_observation_space, env.single_action_space)}
+    learner = PPOTorchLearner(
+        config=config, module_spec=config.get_multi_rl_module_spec(spaces=spaces)
+    )
+    learner.build()
+    pieces = learner._learner_connector.connectors
+    cut = next(i for i, c in enumerate(pieces) if isinstance(c, NumpyToTensor))
+    return learner, pieces, EpisodesToBatch(fallback=pieces[:cut])
+
+
+@pytest.mark.parametrize("cls", [ArrayEnvRunner, SingleAgentEnvRunner])
+def test_the_rows_learner_batches_episodes_as_rllib_s_learner_pieces_do(cls: type) -> None:
+    # chunks that end terminated or truncated and chunks cut by the sample, with rows that differ
+    # between samples (RLlib's runner: every row, cut by EvenRows), through the whole pipeline
+    import copy
+
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    runner = runner_of(cls, max_steps=5)
+    learner, pieces, ours = rllib_s_pieces_and_ours(runner)
+    for _ in range(3):
+        episodes = runner.sample() + runner.sample()
+        assert any(e.is_truncated for e in episodes) and any(not e.is_done for e in episodes)
+        theirs, mine = copy.deepcopy(episodes), copy.deepcopy(episodes)
+        assert ours.arrays(learner.module, {}, mine) is None
+        shared_a: dict[str, Any] = {}
+        shared_b: dict[str, Any] = {}
+        a = learner._learner_connector(rl_module=learner.module, batch={}, episodes=theirs,
+                                       shared_data=shared_a)  # fmt: skip
+        b = ours(rl_module=learner.module, batch={}, episodes=mine, shared_data=shared_b)
+        for piece in pieces[pieces.index(ours.fallback[-1]) + 1 :]:  # NumpyToTensor, GAE
+            b = piece(rl_module=learner.module, batch=b, episodes=mine, shared_data=shared_b)
+        a, b = a[DEFAULT_MODULE_ID], b[DEFAULT_MODULE_ID]
+        assert list(a) == list(b)  # the same columns in the same order
+        for key in a:
+            assert a[key].dtype == b[key].dtype and torch.equal(a[key], b[key]), key
+        assert shared_a == shared_b
+        for x, y in zip(theirs, mine, strict=True):  # what is read of the episodes after
+            assert (x.id_, len(x), x.is_terminated, x.is_truncated) == (
+                y.id_, len(y), y.is_terminated, y.is_truncated)  # fmt: skip
+    runner.stop()
+
+
+def test_the_rows_learner_leaves_what_it_cannot_batch_to_rllib_s_pieces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import copy
+
+    runner = runner_of(ArrayEnvRunner)
+    learner, _, ours = rllib_s_pieces_and_ours(runner)
+    episodes = runner.sample()
+    module = learner.module
+    assert ours.arrays(module, {"obs": {}}, episodes) == "a batch already begun"
+    assert ours.arrays(module, {}, []) == "no episodes"
+    odd = [*episodes[:-1], copy.deepcopy(episodes[-1])]
+    odd[-1].observations.data = {"rows": odd[-1].observations.data}
+    assert ours.arrays(module, {}, odd) == "observations that are not one array"
+    odd[-1].observations.data = odd[-1].observations.data["rows"][:, :-1]
+    assert ours.arrays(module, {}, odd) == "observations not of obs_mode='rows'"
+    odd[-1] = copy.deepcopy(episodes[-1])
+    del odd[-1].extra_model_outputs[Columns.VF_PREDS]
+    assert ours.arrays(module, {}, odd) == "episodes with different model outputs"
+    assert ours.arrays(module, {}, [*episodes, object()]) == (
+        "episodes other than numpy'd single-agent ones"
+    )
+    # whatever the reason, RLlib's pieces make the batch, each once and in order
+    seen: list[str] = []
+    for piece in ours.fallback:
+        call = type(piece).__call__
+
+        def counted(self: Any, *args: Any, _call: Any = call, **kwargs: Any) -> Any:
+            seen.append(type(self).__name__)
+            return _call(self, *args, **kwargs)
+
+        monkeypatch.setattr(type(piece), "__call__", counted)
+    monkeypatch.setattr(EpisodesToBatch, "arrays", lambda self, *args: "refused")
+    theirs, mine = copy.deepcopy(episodes), copy.deepcopy(episodes)
+    b = ours(rl_module=module, batch={}, episodes=mine, shared_data={})
+    assert seen == [type(p).__name__ for p in ours.fallback]
+    a: dict[str, Any] = {}
+    for piece in ours.fallback:
+        a = piece(rl_module=module, batch=a, episodes=theirs, shared_data={})
+    assert a.keys() == b.keys()
+    runner.stop()
+
+
+def test_the_gather_shuffle_draws_rllib_s_permutation_and_moves_every_column_s_rows() -> None:
+    from ray.rllib.policy.sample_batch import SampleBatch
+
+    def batch() -> Any:
+        g = torch.Generator().manual_seed(1)
+        return SampleBatch({"obs": torch.randn(40, 7, generator=g),
+                            "actions": torch.randint(0, 5, (40,), generator=g),
+                            "half": torch.randn(40, 3, generator=g).to(torch.bfloat16),
+                            "flags": np.arange(40) % 3 == 0})  # fmt: skip
+
+    theirs, ours = batch(), batch()
+    ours.__class__ = GatherShuffledBatch
+    np.random.seed(7)
+    theirs.shuffle()
+    np.random.seed(7)
+    assert ours.shuffle() is ours
+    for key in theirs:
+        x, y = theirs[key], ours[key]
+        assert type(x) is type(y), key
+        assert torch.equal(x, y) if isinstance(x, torch.Tensor) else (x == y).all(), key
+    assert not torch.equal(ours["obs"], batch()["obs"])  # shuffled
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_training_with_the_rows_learner_gives_rllib_s_learner_s_weights(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # bit for bit: the same batches, shuffled by the same permutations
+    import ray
+    from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
+
+    shuffles = []
+    real = GatherShuffledBatch.shuffle
+
+    def counted(self: Any) -> Any:
+        shuffles.append(self.count)
+        return real(self)
+
+    monkeypatch.setattr(GatherShuffledBatch, "shuffle", counted)
+    weights = {}
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    try:
+        for learner in ("rows", "rllib"):
+            config = ppo_config(RLlibSettings(suits=1, **{**TINY, "max_episode_steps": 10}))
+            if learner == "rllib":
+                config = config.learners(learner_class=PPOTorchLearner)
+            algo = config.build_algo()
+            built = algo.learner_group._learner
+            assert isinstance(built, RowsPPOLearner) == (learner == "rows")
+            for _ in range(3):
+                algo.train()
+            weights[learner] = {k: v.clone() for k, v in algo.get_module().state_dict().items()}
+            algo.stop()
+    finally:
+        ray.shutdown()
+    assert shuffles  # the rows learner's batches shuffled with its own
+    assert weights["rows"].keys() == weights["rllib"].keys()
+    for key, value in weights["rows"].items():
+        assert torch.equal(value, weights["rllib"][key]), key
 
 
 # --- settings -----------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ to pick):
   (``examples/clone_teacher.py``);
 * :mod:`.sb3_train`: sb3-contrib's MaskablePPO (or plain PPO) over the ``flat`` observation
   (``examples/train_maskable_ppo.py``);
-* :mod:`.rllib` and :mod:`.rllib_modules`: RLlib's PPO on a Ray cluster (the ``rllib`` extra,
-  ``examples/rllib_ppo.py``).
+* :mod:`.rllib`, :mod:`.rllib_modules`, :mod:`.rllib_runner` and :mod:`.rllib_learner`:
+  RLlib's PPO on a Ray cluster (the ``rllib`` extra, ``examples/rllib_ppo.py``).
 
 What they share: :mod:`.settings` (settings dataclasses on the command line, one flag per
 field), :mod:`.envs` (the deal sets and the one training env factory), :mod:`.action_set_net`

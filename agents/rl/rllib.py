@@ -540,6 +540,12 @@ def ppo_config(s: RLlibSettings) -> Any:
     module, PPO's settings as the batched PPO names them (:mod:`.ppo`)."""
     from ray.rllib.algorithms.ppo import PPOConfig
 
+    rows = s.obs_mode == ROWS_MODE
+    learner: dict[str, Any] = {}
+    if rows:
+        from .rllib_learner import RowsPPOLearner
+
+        learner["learner_class"] = RowsPPOLearner
     return (
         PPOConfig()
         .framework("torch")
@@ -552,7 +558,7 @@ def ppo_config(s: RLlibSettings) -> Any:
             gym_env_vectorize_mode="vector_entry_point",
             rollout_fragment_length=s.n_steps,
         )
-        .learners(num_learners=s.num_learners)
+        .learners(num_learners=s.num_learners, **learner)
         .training(
             lr=s.learning_rate if s.constant_lr else [[0, s.learning_rate], [s.timesteps, 0.0]],
             gamma=s.gamma,
@@ -569,7 +575,7 @@ def ppo_config(s: RLlibSettings) -> Any:
             minibatch_size=max(1, s.batch_per_learner // s.minibatches),
         )
         .rl_module(rl_module_spec=module_spec(s))
-        .learners(learner_connector=_even_rows if s.obs_mode == ROWS_MODE else None)
+        .learners(learner_connector=_even_rows if rows else None)
         .debugging(seed=s.seed)
     )
 

@@ -13,9 +13,13 @@ Each part is timed by wrapping the public method that does it, on its class
 (``time.process_time``: every thread of the process, so a learner on two torch threads counts
 both); a part inside another counts in both. ``--memory as-is`` leaves glibc's malloc as it is
 instead of keeping freed blocks of every size for reuse, as the trainer does
-(``keep_freed_memory(every_size=True)``). Needs the ``rllib`` extra. Not a test; run it as
+(``keep_freed_memory(every_size=True)``). ``--learner rllib`` trains with RLlib's own torch PPO
+learner instead of the one ``ppo_config`` sets over rows (``RowsPPOLearner``: the batch made
+from arrays by one connector piece, ``EpisodesToBatch``, and shuffled by ``index_select``), to
+pair the two. Needs the ``rllib`` extra. Not a test; run it as
 
     .venv/rllib/bin/python research/rl/rllib_parts.py [--updates 8] [--memory as-is] [--runners 1]
+                                                      [--learner rllib]
     .venv/rllib/bin/python research/rl/rllib_parts.py --draws
 
 ``--draws`` times the action distributions alone instead: a draw and its log-probability for
@@ -34,6 +38,9 @@ from typing import Any
 from spider_env.agents.rl.settings import ArgumentParser
 
 MEMORY = ("kept", "as-is")
+#: ``--learner``: the learner :func:`ppo_config` sets over rows (its batch made from arrays, the
+#: shuffle by ``index_select``), or RLlib's own torch PPO learner (as before they were).
+LEARNERS = ("rows", "rllib")
 
 
 def _timed(owner: Any, name: str, key: str, totals: dict[str, float], stack: ExitStack) -> None:
@@ -56,12 +63,19 @@ def _timed(owner: Any, name: str, key: str, totals: dict[str, float], stack: Exi
 
 
 def measure(
-    updates: int, threads: int, num_envs: int, n_steps: int, memory: str, runners: int = 0
+    updates: int,
+    threads: int,
+    num_envs: int,
+    n_steps: int,
+    memory: str,
+    runners: int = 0,
+    learner: str = "rows",
 ) -> dict[str, Any]:
     """CPU milliseconds per update by part (``parts``) and in all (``total``, the remote env
     runners' included)."""
     import ray
     import torch
+    from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
     from ray.rllib.connectors.common import (
         AddObservationsFromEpisodesToBatch,
         AddStatesFromEpisodesToBatch,
@@ -81,6 +95,7 @@ def measure(
     from spider_env.agents.rl.memory import keep_freed_memory
     from spider_env.agents.rl.ppo import CompiledChoice
     from spider_env.agents.rl.rllib import RLlibSettings, RLlibVectorEnv, ppo_config
+    from spider_env.agents.rl.rllib_learner import EpisodesToBatch, GatherShuffledBatch
     from spider_env.agents.rl.rllib_modules import ActionRowsRLModule
     from spider_env.agents.rl.rllib_runner import ArrayEnvRunner, EvenRows
 
@@ -105,11 +120,15 @@ def measure(
         stack.callback(ray.shutdown)
         if memory == "kept":
             stack.enter_context(keep_freed_memory(every_size=True))
-        algo = ppo_config(s).build_algo()
+        config = ppo_config(s)
+        if learner == "rllib":
+            config = config.learners(learner_class=PPOTorchLearner)
+        algo = config.build_algo()
         stack.callback(algo.stop)
         algo.train()  # warm-up: numba, torch
         draws = algo.get_module().get_exploration_action_dist_cls()  # the modules' own
         for piece in (
+            EpisodesToBatch,
             AddOneTsToEpisodesAndTruncate,
             EvenRows,
             AddObservationsFromEpisodesToBatch,
@@ -125,6 +144,8 @@ def measure(
             (Learner, "update", "learner update (all)"),
             (LearnerConnectorPipeline, "__call__", "learner: connectors (all)"),
             (SampleBatch, "shuffle", "learner: the batch's shuffles"),
+            # (its own, which calls RLlib's only for a batch with time or infos: not over rows)
+            (GatherShuffledBatch, "shuffle", "learner: the batch's shuffles"),
             (ActionRowsRLModule, "forward_train", "learner: forward passes"),
             (Learner, "compute_losses", "learner: losses"),
             (TorchLearner, "compute_gradients", "learner: backward passes"),
@@ -204,6 +225,12 @@ def build_parser() -> ArgumentParser:
         help="remote env runners, the games shared among them (0: the driver samples)",
     )
     p.add_argument(
+        "--learner",
+        choices=LEARNERS,
+        default="rows",
+        help="the learner over rows as trained (rows) or RLlib's own PPO learner (rllib)",
+    )
+    p.add_argument(
         "--draws",
         action="store_true",
         help="time the action distributions' draws instead (256 decisions of up to 48 rows)",
@@ -228,7 +255,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for name, ms in times.items():
             print(f"{name:50s} {ms:8.3f} ms CPU per draw and log-probability")
         return times
-    out = measure(a.updates, a.threads, a.num_envs, a.n_steps, a.memory, a.runners)
+    out = measure(a.updates, a.threads, a.num_envs, a.n_steps, a.memory, a.runners, a.learner)
     for key, ms in sorted(out["parts"].items(), key=lambda kv: -kv[1]):
         print(f"{key:50s} {ms:8.1f} ms CPU per update")
     print(f"{'in all':50s} {out['total']:8.1f} ms CPU per update")
