@@ -932,6 +932,14 @@ def test_the_gather_shuffle_draws_rllib_s_permutation_and_moves_every_column_s_r
         assert type(x) is type(y), key
         assert torch.equal(x, y) if isinstance(x, torch.Tensor) else (x == y).all(), key
     assert not torch.equal(ours["obs"], batch()["obs"])  # shuffled
+    nested = SampleBatch({"obs": {"a": torch.arange(6.0)}, "x": torch.arange(6)})
+    nested.__class__ = GatherShuffledBatch
+    np.random.seed(3)
+    nested.shuffle()  # a nested column: RLlib's own shuffle, the same permutation
+    np.random.seed(3)
+    expected = np.random.permutation(6)
+    np.testing.assert_array_equal(nested["x"].numpy(), expected)
+    np.testing.assert_array_equal(nested["obs"]["a"].numpy(), expected.astype(np.float32))
 
 
 @pytest.mark.usefixtures("one_thread")

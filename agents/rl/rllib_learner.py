@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 import torch
-import tree
 from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
 from ray.rllib.connectors.common.numpy_to_tensor import NumpyToTensor
 from ray.rllib.connectors.connector_v2 import ConnectorV2
@@ -203,17 +202,21 @@ class GatherShuffledBatch(SampleBatch):
     the observations (module docstring)."""
 
     def shuffle(self) -> SampleBatch:
-        if self.get(SampleBatch.SEQ_LENS) is not None or Columns.INFOS in self:
-            return super().shuffle()  # time-major or with infos: RLlib's own
+        columns = dict(self)
+        if (
+            self.get(SampleBatch.SEQ_LENS) is not None
+            or Columns.INFOS in columns
+            or not all(isinstance(v, (torch.Tensor, np.ndarray)) for v in columns.values())
+        ):
+            return super().shuffle()  # time-major, infos or nested columns: RLlib's own
         permutation = np.random.permutation(self.count)
         index = torch.from_numpy(permutation)
-
-        def gather(v: Any) -> Any:
+        for key, v in columns.items():
             if isinstance(v, torch.Tensor):
-                return v.index_select(0, index.to(v.device))
-            return v[permutation]
-
-        self.update(tree.map_structure(gather, dict(self)))
+                columns[key] = v.index_select(0, index.to(v.device))
+            else:
+                columns[key] = v[permutation]
+        self.update(columns)
         self.intercepted_values = {}
         return self
 
