@@ -19,8 +19,16 @@ lengthen them: the pipeline's last pieces read the batch and only the chunks' le
 Episodes it cannot batch so (multi-agent episodes, a stateful module, observations that are not
 one array, a batch already begun) go through RLlib's pieces, unchanged.
 
+Each epoch RLlib's minibatch iterator shuffles the batch (``SampleBatch.shuffle``), indexing
+every torch column with a NumPy permutation (``v[permutation]``), which goes through torch's
+general indexing: 18.8 ms over a batch's observations (8,448 rows of 1,551 float32, one
+thread), where ``index_select`` takes 7.3. :class:`GatherShuffledBatch` draws the same
+permutation and moves the rows with ``index_select``: the same batch.
+
 :class:`RowsPPOLearner` is RLlib's torch PPO learner with those pieces replaced by
-:class:`EpisodesToBatch`; :func:`~.rllib.ppo_config` sets it for ``obs_mode="rows"``.
+:class:`EpisodesToBatch` and its train batches shuffled as :class:`GatherShuffledBatch`; the
+same batches and weights, bit for bit. :func:`~.rllib.ppo_config` sets it for
+``obs_mode="rows"``.
 """
 
 from __future__ import annotations
