@@ -44,9 +44,9 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
-from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from .rllib import resize_rows, rows_used, rows_width, width_rows
+from .rllib_runner import resize_logits
 
 #: What ``AddOneTsToEpisodesAndTruncate`` tells the pieces after it (RLlib's key).
 LOSS_MASK_ADDED = "_added_loss_mask_for_valid_episode_ts"
@@ -123,7 +123,8 @@ class EpisodesToBatch(ConnectorV2):
         out[Columns.TERMINATEDS], out[Columns.TRUNCATEDS] = terminated, truncated
         # EvenRows and AddObservationsFromEpisodesToBatch: every observation of the chunk, cut
         # or padded to the most rows any chunk uses, into the batch's array
-        obs = [e.get_observations(slice(0, n + 1)) for e, n in zip(episodes, lens.tolist())]
+        n_list = lens.tolist()
+        obs = [e.get_observations(slice(0, n + 1)) for e, n in zip(episodes, n_list)]
         rows = max(1, max(rows_used(e.observations.data) for e in episodes))
         first = obs[0]
         out[Columns.OBS] = o = np.empty((total, rows_width(rows)), first.dtype)
@@ -134,18 +135,16 @@ class EpisodesToBatch(ConnectorV2):
                 resize_rows(x, rows, out=o[a:b], used=rows)
         # AddColumnsFromEpisodesToTrainBatch: actions, rewards (0 at the extra step) and the
         # model's outputs, the extra step's a copy of the last
-        n_list = lens.tolist()
         actions = [e.get_actions(slice(0, n)) for e, n in zip(episodes, n_list)]
-        out[Columns.ACTIONS] = _repeat_last(actions, starts, total)
-        out[Columns.REWARDS] = _with_extra(
-            [e.get_rewards(slice(0, n)) for e, n in zip(episodes, n_list)], starts, total, 0.0
-        )
+        out[Columns.ACTIONS] = _with_extra_step(actions, starts, total)
+        rewards = [e.get_rewards(slice(0, n)) for e, n in zip(episodes, n_list)]
+        out[Columns.REWARDS] = _with_extra_step(rewards, starts, total, fill=0.0)
         for key in episodes[0].extra_model_outputs:
             parts = [e.get_extra_model_outputs(key=key, indices=slice(0, n))
                      for e, n in zip(episodes, n_list)]  # fmt: skip
             if key == Columns.ACTION_DIST_INPUTS:
-                parts = [_logits_rows(z, rows) for z in parts]
-            out[key] = _repeat_last(parts, starts, total)
+                parts = [resize_logits(z, rows) for z in parts]
+            out[key] = _with_extra_step(parts, starts, total)
         # what those pieces leave of the episodes that is read after: ids, lengths, flags
         for i, e in enumerate(episodes):
             e.id_ += "_" + str(i)
@@ -168,37 +167,19 @@ def _is_rows(obs: np.ndarray) -> bool:
     return obs.ndim == 2
 
 
-def _logits_rows(z: np.ndarray, rows: int) -> np.ndarray:
-    """Logits ``(..., k)`` cut, or padded with ``FLOAT_MIN``, to ``rows`` (as EvenRows)."""
-    k = z.shape[-1]
-    if k == rows:
-        return z
-    if k > rows:
-        return z[..., :rows]
-    pad = np.full((*z.shape[:-1], rows - k), FLOAT_MIN, z.dtype)
-    return np.concatenate([z, pad], axis=-1)
-
-
-def _repeat_last(parts: list[np.ndarray], starts: np.ndarray, total: int) -> np.ndarray:
-    """The chunks' ``parts`` one after another, each followed by a copy of its last item."""
+def _with_extra_step(
+    parts: list[np.ndarray], starts: np.ndarray, total: int, fill: float | None = None
+) -> np.ndarray:
+    """The chunks' ``parts`` one after another, each followed by its extra step: a copy of its
+    last item, or ``fill`` (in the dtype RLlib's batching gives an array with that Python float
+    appended)."""
     first = parts[0]
-    out = np.empty((total, *first.shape[1:]), first.dtype)
+    dtype = first.dtype if fill is None else np.result_type(first.dtype, np.asarray([fill]).dtype)
+    out = np.empty((total, *first.shape[1:]), dtype)
     for a, p in zip(starts.tolist(), parts):
         n = len(p)
         out[a : a + n] = p
-        out[a + n] = p[-1]
-    return out
-
-
-def _with_extra(parts: list[np.ndarray], starts: np.ndarray, total: int, value: float) -> Any:
-    """The chunks' ``parts`` one after another, each followed by ``value``, in the dtype
-    RLlib's batching gives an array with that Python float appended."""
-    dtype = np.result_type(parts[0].dtype, np.asarray([value]).dtype)
-    out = np.empty(total, dtype)
-    for a, p in zip(starts.tolist(), parts):
-        n = len(p)
-        out[a : a + n] = p
-        out[a + n] = value
+        out[a + n] = p[-1] if fill is None else fill
     return out
 
 

@@ -125,13 +125,18 @@ class EvenRows(ConnectorV2):
             e.observation_space = space
             z = e.extra_model_outputs.get(Columns.ACTION_DIST_INPUTS)
             if z is not None:
-                k = z.data.shape[-1]
-                if k > rows:
-                    z.data = np.ascontiguousarray(z.data[..., :rows])
-                else:
-                    pad = np.full((*z.data.shape[:-1], rows - k), FLOAT_MIN, z.data.dtype)
-                    z.data = np.concatenate([z.data, pad], axis=-1)
+                z.data = np.ascontiguousarray(resize_logits(z.data, rows))
         return batch
+
+
+def resize_logits(z: np.ndarray, rows: int) -> np.ndarray:
+    """Logits ``(..., k)`` over rows cut to ``rows`` (a view), or padded with ``FLOAT_MIN``, the
+    logit of a row without an action (a new array)."""
+    k = z.shape[-1]
+    if k >= rows:
+        return z[..., :rows]
+    pad = np.full((*z.shape[:-1], rows - k), FLOAT_MIN, z.dtype)
+    return np.concatenate([z, pad], axis=-1)
 
 
 def _buffer(data: np.ndarray, space: Any = None) -> InfiniteLookbackBuffer:
@@ -459,5 +464,6 @@ __all__ = [
     "SAMPLING_THREADS",
     "ArrayEnvRunner",
     "EvenRows",
+    "resize_logits",
     "rows_env",
 ]
