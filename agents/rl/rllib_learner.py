@@ -6,9 +6,8 @@ connector pieces: ``AddOneTsToEpisodesAndTruncate`` lengthens every chunk by a c
 step (the step whose value bootstraps the returns, out of the loss) by appending to each of its
 arrays; :class:`~.rllib_runner.EvenRows` gives every chunk the same rows; the next pieces add
 each chunk's columns to per-episode lists, terminal flags item by item; and
-``BatchIndividualItems`` concatenates them. With 256 games that is a copy of every array more
-than needed and Python work per chunk and per step: about 40-50 ms of CPU an update of 8,192
-decisions, a tenth of it.
+``BatchIndividualItems`` concatenates them: a copy of every array more than needed, and Python
+work per chunk and per step (the training record, research/rl/README.md, has the measurements).
 
 :class:`EpisodesToBatch` makes the same batch, column by column, dtype by dtype and in the same
 order, in one pass: each column written once into an array of the batch's length, the
@@ -21,9 +20,8 @@ one array, a batch already begun) go through RLlib's pieces, unchanged.
 
 Each epoch RLlib's minibatch iterator shuffles the batch (``SampleBatch.shuffle``), indexing
 every torch column with a NumPy permutation (``v[permutation]``), which goes through torch's
-general indexing: 18.8 ms over a batch's observations (8,448 rows of 1,551 float32, one
-thread), where ``index_select`` takes 7.3. :class:`GatherShuffledBatch` draws the same
-permutation and moves the rows with ``index_select``: the same batch.
+general indexing, slower than ``index_select`` over the observations. :class:`GatherShuffledBatch`
+draws the same permutation and moves the rows with ``index_select``: the same batch.
 
 :class:`RowsPPOLearner` is RLlib's torch PPO learner with those pieces replaced by
 :class:`EpisodesToBatch` and its train batches shuffled as :class:`GatherShuffledBatch`; the
@@ -187,8 +185,7 @@ class GatherShuffledBatch(SampleBatch):
     """RLlib's ``SampleBatch`` whose :meth:`shuffle` draws the same permutation
     (``np.random.permutation`` of its rows, once) and moves every tensor column's rows with
     ``index_select``: the same batch as RLlib's ``v[permutation]``, which indexes a torch tensor
-    with a NumPy array through torch's general indexing, two to three times slower over
-    the observations (module docstring)."""
+    with a NumPy array through torch's general indexing (module docstring)."""
 
     def shuffle(self) -> SampleBatch:
         columns = dict(self)
