@@ -5,6 +5,7 @@ a tiny run takes no illegal action and keeps its losses finite, its checkpoints 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -600,6 +601,56 @@ def test_blocks_of_every_size_are_kept_for_reuse_while_asked_and_mapped_again_af
     with memory.keep_freed_memory() as said:  # the batched PPO's: M_MMAP_MAX left alone
         assert said == "freed memory kept for reuse (glibc mallopt)"
     assert all(param != memory.M_MMAP_MAX for param, _ in calls)
+
+
+class _Cycle:
+    """An object in a reference cycle: only the garbage collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_setup_frozen_keeps_the_set_up_out_of_full_collections_and_leaves_a_users_freeze() -> None:
+    """``setup_frozen`` (RLlib's trainer): the set-up's garbage is collected first; what is
+    alive then is out of the collector's reach within the block (a cycle of it dropped there
+    survives a full collection) and back in it after; a user's own frozen objects, or a
+    collector that is off, are left as they are, and the trainer says which it did."""
+    import gc
+    import weakref
+
+    from spider_env.agents.rl import memory
+
+    assert gc.get_freeze_count() == 0
+    garbage = _Cycle()
+    freed = weakref.ref(garbage)
+    kept = _Cycle()
+    held = weakref.ref(kept)
+    del garbage
+    with memory.setup_frozen() as said:
+        assert freed() is None  # collected before freezing
+        assert re.fullmatch(r"the set-up's [\d,]+ objects frozen \(gc\.freeze\)", said), said
+        assert gc.get_freeze_count() > 1000
+        del kept
+        gc.collect()
+        assert held() is not None  # frozen: a full collection does not reach it
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert held() is None
+    gc.freeze()
+    try:
+        mine = gc.get_freeze_count()
+        with memory.setup_frozen() as said:
+            assert said == f"as it was ({mine:,} objects frozen already)"
+        assert gc.get_freeze_count() == mine
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        with memory.setup_frozen() as said:
+            assert said == "as it was (the garbage collector is off)"
+            assert gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
 
 
 def test_the_embedding_relus_in_place_give_the_values_and_gradients_of_out_of_place_ones() -> None:

@@ -72,7 +72,7 @@ from spider_env.observation.spaces import N_ACTION_FEATURES, N_GLOBAL_FEATURES
 from spider_env.rewards import REWARD_MODES
 
 from .envs import TRAIN_DEALS, validation_deals
-from .memory import keep_freed_memory
+from .memory import keep_freed_memory, setup_frozen
 from .ppo import PRECISIONS, update_precision
 from .settings import (
     Name,
@@ -690,6 +690,8 @@ def train(s: RLlibSettings) -> dict[str, Any]:
                 rows.append(row)
                 say(f"iteration {row['iteration']:>4}  steps {steps:>10,}  "
                     f"return {row['episode_return_mean']}  {row['wall_s']:.0f} s")  # fmt: skip
+                if len(rows) == 1:  # set up: the algorithm, and what its first update made
+                    say(f"garbage collector: {stack.enter_context(setup_frozen())}")
             wall = time.perf_counter() - t0
             checkpoint = Path(algo.save_to_path(str((out / "checkpoint").resolve())))
             module = algo.get_module()
