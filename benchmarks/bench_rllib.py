@@ -13,7 +13,9 @@
   ``num_envs * n_steps`` decisions, both learners' row embeddings in ``--precision`` (``auto``:
   bfloat16 on a CPU that multiplies it natively, as both trainers' default); the driver keeps
   the memory it frees, blocks of every size, as ``rllib_ppo.py`` trains
-  (``keep_freed_memory(every_size=True)``; remote array runners do so themselves);
+  (``keep_freed_memory(every_size=True)``; remote array runners do so themselves), and after
+  its first update the objects alive are out of the garbage collector's full collections
+  (``setup_frozen``, as ``rllib_ppo.py`` trains; ``--gc as-is`` leaves the collector as it is);
 * CartPole-v1 through ``gym.make`` (``reference.py``), the speed reference of every benchmark.
 
 Each row runs at every count of ``--threads``, the torch threads of this process (the batched
@@ -31,7 +33,7 @@ a test; run it as
     .venv/rllib/bin/python benchmarks/bench_rllib.py [--suits 1] [--hidden 64]
         [--num-envs 256] [--n-steps 32] [--updates 4] [--threads 1,2] [--runners 0,1,2]
         [--precision auto] [--obs-modes rows,actions] [--action-rows 96]
-        [--env-runner arrays] [--json PATH] [--profile N]
+        [--env-runner arrays] [--gc frozen] [--json PATH] [--profile N]
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def _timed(f: Any, spent: list[float]) -> Any:
 def bench_rllib(a: argparse.Namespace, runners: int, obs_mode: str) -> dict[str, Any]:
     import ray
     import torch
-    from spider_env.agents.rl.memory import keep_freed_memory
+    from spider_env.agents.rl.memory import keep_freed_memory, setup_frozen
     from spider_env.agents.rl.rllib import RLlibSettings, ppo_config
 
     torch.set_num_threads(a.threads)
@@ -106,6 +108,8 @@ def bench_rllib(a: argparse.Namespace, runners: int, obs_mode: str) -> dict[str,
         memory.enter_context(keep_freed_memory(every_size=True))  # as rllib_ppo.py trains
         algo = ppo_config(s).build_algo()
         algo.train()  # warm-up: numba, torch, the actors
+        if a.gc == "frozen":
+            memory.enter_context(setup_frozen())  # as rllib_ppo.py trains, after an update
         steps0 = _steps(algo.train())
         learner = [0.0]
         algo.learner_group.update = _timed(algo.learner_group.update, learner)
@@ -177,6 +181,13 @@ def main() -> None:
         choices=ENV_RUNNERS,
         help="how RLlib's env runners sample obs_mode rows: arrays (spider-env's ArrayEnvRunner) "
         "or rllib (RLlib's SingleAgentEnvRunner)",
+    )
+    p.add_argument(
+        "--gc",
+        default="frozen",
+        choices=("frozen", "as-is"),
+        help="the objects alive after the first update out of the garbage collector's full "
+        "collections, as the trainer runs (frozen), or the collector as it is (as-is)",
     )
     p.add_argument("--json", help="also write the results here")
     p.add_argument(

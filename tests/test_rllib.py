@@ -761,13 +761,17 @@ def test_the_array_runner_leaves_a_config_it_cannot_follow_to_rllib() -> None:
 
 
 def test_the_parts_probe_times_rllib_s_update_and_sample_and_puts_every_method_back() -> None:
+    import gc
+
     from ray.rllib.connectors.learner import GeneralAdvantageEstimation
     from ray.rllib.policy.sample_batch import SampleBatch
     from test_research_rl import load
 
     before = (SampleBatch.shuffle, GatherShuffledBatch.shuffle, EpisodesToBatch.__call__,
               GeneralAdvantageEstimation.__call__)  # fmt: skip
+    callbacks = list(gc.callbacks)
     out = load("rllib_parts").measure(1, 1, 8, 8, "as-is")
+    assert gc.callbacks == callbacks and gc.get_freeze_count() == 0  # (frozen while it ran)
     parts = out["parts"]
     assert parts["learner connector EpisodesToBatch"] > 0  # the rows learner's one piece
     assert "learner connector AddOneTsToEpisodesAndTruncate" not in parts
@@ -795,6 +799,12 @@ def test_the_parts_probe_times_rllib_s_update_and_sample_and_puts_every_method_b
     assert remote["total"] == pytest.approx(
         parts["driver (all)"] + parts["remote runners (all)"], abs=0.11
     )
+    rest = "remote runners: the rest (Ray's calls, shipping the sample, weights)"
+    assert 0 < parts["remote runners: sample()"] < parts["remote runners (all)"]
+    assert parts["remote runners: sample()"] + parts.get(rest, 0.0) == pytest.approx(
+        parts["remote runners (all)"], abs=0.11
+    )
+    assert parts["driver: garbage collections"] > 0  # (gen 0 at least: every update makes some)
 
 
 def test_even_rows_gives_every_episode_the_most_rows_any_uses() -> None:
@@ -1191,15 +1201,20 @@ def test_the_driver_s_torch_threads_are_chosen_from_the_free_cores_and_said(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``torch_threads=0`` (the default): ``train`` chooses the driver's threads as the batched
-    PPO does, prints the choice first and keeps it in the summary."""
+    PPO does, prints the choice first and keeps it in the summary; the set-up's objects are
+    frozen while it trains, and said."""
+    import gc
+
     import torch
 
     assert RLlibSettings().torch_threads == 0
     before = torch.get_num_threads()
     try:
         summary = train(RLlibSettings(timesteps=64, eval_deals=0, out=str(tmp_path), **TINY))
-        first = capsys.readouterr().out.splitlines()[0]
-        assert first == f"torch threads: {summary['torch_threads_chosen']}"
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0] == f"torch threads: {summary['torch_threads_chosen']}"
+        assert any(x.startswith("garbage collector: the set-up's ") for x in lines)
+        assert gc.get_freeze_count() == 0  # unfrozen when training ends
         assert "cores usable" in summary["torch_threads_chosen"]
         assert summary["torch_threads"] == torch.get_num_threads() >= 1
     finally:

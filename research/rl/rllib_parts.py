@@ -1,25 +1,29 @@
-"""Where RLlib's PPO over rows spends its CPU, part by part (the training record's "RLlib:
-speed and learning"): the CPU time per update of the learner's update and its parts (the
-learner connectors, one by one and in all; the batch's shuffles; the forward passes, losses,
-backward passes and optimizer steps of its minibatches) and of the env runner's sample and its
-parts (the env's steps, the compiled choices or, without them, the module's forward passes and
-the draws, and the rest), with the driver
-sampling (``num_env_runners=0``), as ``benchmarks/bench_rllib.py --runners 0 --obs-modes rows``
-trains. With ``--runners N`` the env runners are N processes of their own: the learner's parts
-are timed as before, and the runners' CPU per update in all (``remote runners (all)``) beside
-the driver's (``driver (all)``).
+"""Where RLlib's PPO over rows spends its CPU, part by part (the training record's "RLlib: speed
+and learning"): the CPU time per update of the learner's update and its parts (the learner
+connectors, one by one and in all; the batch's shuffles; the forward passes, losses, backward
+passes and optimizer steps of its minibatches) and of the env runner's sample and its parts
+(the env's steps, the compiled choices or, without them, the module's forward passes and the
+draws, and the rest), with the driver sampling (``num_env_runners=0``), as
+``benchmarks/bench_rllib.py --runners 0 --obs-modes rows`` trains. With ``--runners N`` the env
+runners are N processes of their own: the learner's parts are timed as before, and the runners'
+CPU per update in all (``remote runners (all)``) beside the driver's (``driver (all)``), split
+into their ``sample`` calls and the rest (Ray's calls, serialising each sample into its object
+store, the weights they are sent).
 
 Each part is timed by wrapping the public method that does it, on its class
 (``time.process_time``: every thread of the process, so a learner on two torch threads counts
 both); a part inside another counts in both. ``--memory as-is`` leaves glibc's malloc as it is
 instead of keeping freed blocks of every size for reuse, as the trainer does
-(``keep_freed_memory(every_size=True)``). ``--learner rllib`` trains with RLlib's own torch PPO
-learner instead of the one ``ppo_config`` sets over rows (``RowsPPOLearner``: the batch made
-from arrays by one connector piece, ``EpisodesToBatch``, and shuffled by ``index_select``), to
-pair the two. Needs the ``rllib`` extra. Not a test; run it as
+(``keep_freed_memory(every_size=True)``); ``--gc as-is`` leaves the garbage collector as it is
+instead of freezing the objects alive after the first update, as the trainer does
+(``setup_frozen``). The driver's garbage collections, of every generation, are a part of their
+own. ``--learner rllib`` trains with RLlib's own torch PPO learner instead of the one
+``ppo_config`` sets over rows (``RowsPPOLearner``: the batch made from arrays by one connector
+piece, ``EpisodesToBatch``, and shuffled by ``index_select``), to pair the two. Needs the
+``rllib`` extra. Not a test; run it as
 
     .venv/rllib/bin/python research/rl/rllib_parts.py [--updates 8] [--memory as-is] [--runners 1]
-                                                      [--learner rllib]
+                                                      [--learner rllib] [--gc as-is]
     .venv/rllib/bin/python research/rl/rllib_parts.py --draws
 
 ``--draws`` times the action distributions alone instead: a draw and its log-probability for
@@ -41,6 +45,9 @@ MEMORY = ("kept", "as-is")
 #: ``--learner``: the learner :func:`ppo_config` sets over rows (its batch made from arrays, the
 #: shuffle by ``index_select``), or RLlib's own torch PPO learner (as before they were).
 LEARNERS = ("rows", "rllib")
+#: ``--gc``: the objects alive after the first update frozen (``setup_frozen``, as the trainer
+#: runs), or not.
+COLLECTOR = ("frozen", "as-is")
 
 
 def _timed(owner: Any, name: str, key: str, totals: dict[str, float], stack: ExitStack) -> None:
@@ -70,9 +77,12 @@ def measure(
     memory: str,
     runners: int = 0,
     learner: str = "rows",
+    collector: str = "frozen",
 ) -> dict[str, Any]:
     """CPU milliseconds per update by part (``parts``) and in all (``total``, the remote env
     runners' included)."""
+    import gc
+
     import ray
     import torch
     from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
@@ -92,7 +102,7 @@ def measure(
     from ray.rllib.core.learner.learner import Learner
     from ray.rllib.core.learner.torch.torch_learner import TorchLearner
     from ray.rllib.policy.sample_batch import SampleBatch
-    from spider_env.agents.rl.memory import keep_freed_memory
+    from spider_env.agents.rl.memory import keep_freed_memory, setup_frozen
     from spider_env.agents.rl.ppo import CompiledChoice
     from spider_env.agents.rl.rllib import RLlibSettings, RLlibVectorEnv, ppo_config
     from spider_env.agents.rl.rllib_learner import EpisodesToBatch, GatherShuffledBatch
@@ -108,13 +118,35 @@ def measure(
         address="local", num_cpus=max(2, runners), include_dashboard=False, logging_level="ERROR"
     )
 
-    def remote_cpu() -> float:  # the remote runners' CPU-seconds so far
+    def remote_cpu() -> tuple[float, float]:
+        """The remote runners' CPU-seconds so far: in all, and inside their ``sample`` calls."""
         if not runners:
-            return 0.0
+            return 0.0, 0.0
         group = algo.env_runner_group
-        return float(
-            sum(group.foreach_env_runner(lambda r: time.process_time(), local_env_runner=False))
+        each = group.foreach_env_runner(
+            lambda r: (time.process_time(), getattr(r, "probe_sample_cpu", 0.0)),
+            local_env_runner=False,
         )
+        return float(sum(c for c, _ in each)), float(sum(c for _, c in each))
+
+    def count_samples(runner: Any) -> None:
+        """In a remote runner's process: its ``sample`` calls' CPU time added up on it."""
+        cls = type(runner)
+        if "sample" in vars(cls) and getattr(cls.sample, "probe_wrapped", False):
+            return
+        inner = cls.sample
+
+        def sample(self: Any, *args: Any, **kwargs: Any) -> Any:
+            t0 = time.process_time()
+            try:
+                return inner(self, *args, **kwargs)
+            finally:
+                self.probe_sample_cpu = getattr(self, "probe_sample_cpu", 0.0) + (
+                    time.process_time() - t0
+                )
+
+        sample.probe_wrapped = True  # type: ignore[attr-defined]
+        cls.sample = sample
 
     with ExitStack() as stack:
         stack.callback(ray.shutdown)
@@ -126,6 +158,8 @@ def measure(
         algo = config.build_algo()
         stack.callback(algo.stop)
         algo.train()  # warm-up: numba, torch
+        if collector == "frozen":  # as the trainer, after its first update
+            stack.enter_context(setup_frozen())
         draws = algo.get_module().get_exploration_action_dist_cls()  # the modules' own
         for piece in (
             EpisodesToBatch,
@@ -157,12 +191,32 @@ def measure(
             (CompiledChoice, "__call__", "runner: compiled choices"),
         ):
             _timed(owner, name, key, totals, stack)
-        t0, r0 = time.process_time(), remote_cpu()
-        for _ in range(updates):
-            algo.train()
-        driver, remote = time.process_time() - t0, remote_cpu() - r0
+        if runners:  # (the runners' processes end with the algorithm: nothing to undo)
+            algo.env_runner_group.foreach_env_runner(count_samples, local_env_runner=False)
+        started: list[float] = []
+
+        def collections(phase: str, info: dict[str, int]) -> None:  # the collector's CPU
+            if phase == "start":
+                started.append(time.process_time())
+            elif started:
+                totals["driver: garbage collections"] += time.process_time() - started.pop()
+
+        t0, (r0, s0) = time.process_time(), remote_cpu()
+        gc.callbacks.append(collections)
+        try:
+            for _ in range(updates):
+                algo.train()
+        finally:
+            gc.callbacks.remove(collections)
+        driver = time.process_time() - t0
+        r1, s1 = remote_cpu()
+        remote, sampling = r1 - r0, s1 - s0
     if runners:  # (the runners' parts ran in their own processes: not timed here)
         totals["driver (all)"], totals["remote runners (all)"] = driver, remote
+        totals["remote runners: sample()"] = sampling
+        totals["remote runners: the rest (Ray's calls, shipping the sample, weights)"] = (
+            remote - sampling
+        )
     else:
         inside = (
             "runner: env steps", "runner: forward passes", "runner: draws",
@@ -231,6 +285,13 @@ def build_parser() -> ArgumentParser:
         help="the learner over rows as trained (rows) or RLlib's own PPO learner (rllib)",
     )
     p.add_argument(
+        "--gc",
+        choices=COLLECTOR,
+        default="frozen",
+        help="the objects alive after the first update out of the garbage collector's full "
+        "collections, as the trainer runs (frozen), or the collector as it is (as-is)",
+    )
+    p.add_argument(
         "--draws",
         action="store_true",
         help="time the action distributions' draws instead (256 decisions of up to 48 rows)",
@@ -255,7 +316,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for name, ms in times.items():
             print(f"{name:50s} {ms:8.3f} ms CPU per draw and log-probability")
         return times
-    out = measure(a.updates, a.threads, a.num_envs, a.n_steps, a.memory, a.runners, a.learner)
+    out = measure(a.updates, a.threads, a.num_envs, a.n_steps, a.memory, a.runners, a.learner, a.gc)
     for key, ms in sorted(out["parts"].items(), key=lambda kv: -kv[1]):
         print(f"{key:50s} {ms:8.1f} ms CPU per update")
     print(f"{'in all':50s} {out['total']:8.1f} ms CPU per update")
