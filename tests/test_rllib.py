@@ -770,6 +770,10 @@ def test_the_parts_probe_times_rllib_s_update_and_sample_and_puts_every_method_b
     before = (SampleBatch.shuffle, GatherShuffledBatch.shuffle, EpisodesToBatch.__call__,
               GeneralAdvantageEstimation.__call__)  # fmt: skip
     callbacks = list(gc.callbacks)
+    for bad in ({"memory": "lots"}, {"learner": "tf"}, {"collector": "off"}):
+        args = {"memory": "as-is", **bad}
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            load("rllib_parts").measure(1, 1, 8, 8, **args)
     out = load("rllib_parts").measure(1, 1, 8, 8, "as-is")
     assert gc.callbacks == callbacks and gc.get_freeze_count() == 0  # (frozen while it ran)
     parts = out["parts"]

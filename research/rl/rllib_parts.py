@@ -80,7 +80,15 @@ def measure(
     collector: str = "frozen",
 ) -> dict[str, Any]:
     """CPU milliseconds per update by part (``parts``) and in all (``total``, the remote env
-    runners' included)."""
+    runners' included). A ``memory``, ``learner`` or ``collector`` not among the flag's choices
+    is a ``ValueError`` naming it."""
+    for name, value, choices in (
+        ("memory", memory, MEMORY),
+        ("learner", learner, LEARNERS),
+        ("collector", collector, COLLECTOR),
+    ):
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
     import gc
 
     import ray
