@@ -68,6 +68,7 @@ def test_every_research_script_is_smoke_tested_and_has_a_readme() -> None:
     names = {p.stem for p in SCRIPTS}
     assert names == {
         "candidates", "choices", "decision_time", "game_time", "losses", "oracle", "values",
+        "won_by",
     }  # fmt: skip
     readme = (HERE / "README.md").read_text(encoding="utf-8")
     assert all(f"{name}.py" in readme for name in names)
@@ -317,3 +318,54 @@ def test_candidates_counts_each_decision_as_the_observer_saw_it(
                   ["spider-4suit", "--deals", "x"], ["spider-4suit", "--seed", "-1"],
                   ["spider-4suit", "--json", str(tmp_path / "no" / "c.json")]):  # fmt: skip
         one_line_error(capsys, probe.main, extra)
+
+
+# --- won_by.py: the runs that won each deal -------------------------------------------------
+def write_runs(path: Path, variant: str, runs: dict[str, dict[int, bool]]) -> Path:
+    """An evaluation CSV of ``runs`` (agent -> deal -> won), with the columns won_by.py reads."""
+    with path.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["variant", "agent", "deal", "won", "steps"])
+        for agent, games in runs.items():
+            out.writerows([variant, agent, d, w, 100] for d, w in games.items())
+    return path
+
+
+def test_won_by_counts_the_runs_that_won_each_deal_and_skips_runs_missing_a_deal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    probe = load("won_by")
+    a = write_runs(
+        tmp_path / "a.csv",
+        "spider-4suit",
+        {"planner": {0: True, 1: False, 2: False}, "greedy": {0: False, 1: False, 2: False}},
+    )
+    b = write_runs(tmp_path / "b.csv", "spider-4suit", {"planner": {0: True, 1: True, 2: False}})
+    short = write_runs(tmp_path / "c.csv", "spider-4suit", {"planner:width=1": {0: True}})
+    out = tmp_path / "won_by.csv"
+    argv = [str(a), str(b), str(short), "--deals", "0:3", "--prefix", "planner"]
+    assert probe.main([*argv, "--csv", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert f"skipped planner:width=1 in {short}: 1 of the deals" in text
+    assert "2 runs of spider-4suit on 3 deals:" in text and "greedy" not in text
+    assert "won by at least one run: 2 of 3" in text and "won by every run: 1 of 3" in text
+    assert "a run's wins (mean): 1.5" in text
+    with out.open(newline="") as f:
+        rows = [(int(r["deal"]), int(r["runs"]), int(r["won_by"])) for r in csv.DictReader(f)]
+    assert rows == [(0, 2, 2), (1, 2, 1), (2, 2, 0)]
+    # without --prefix greedy is a third run
+    assert probe.main([str(a), str(b), "--deals", "0:3"]) == 0
+    assert "3 runs of spider-4suit on 3 deals:" in capsys.readouterr().out
+    other = write_runs(tmp_path / "d.csv", "spider-2suit", {"planner": {0: True, 1: True, 2: True}})
+    twice = tmp_path / "e.csv"
+    twice.write_text(a.read_text() + "spider-4suit,planner,0,True,100\n")
+    for bad, says in [
+        ([str(a), str(other), "--deals", "0:3"], "the runs are of several games"),
+        ([str(a), "--deals", "0:4"], "no run of any agent* played every deal of --deals 0:4"),
+        ([str(tmp_path / "none.csv"), "--deals", "0:3"], "cannot read"),
+        ([str(tmp_path), "--deals", "0:3"], "cannot read"),
+        ([str(twice), "--deals", "0:3"], "plays deal 0 twice"),
+        ([str(a), "--deals", "x"], "bad deal range"),
+        ([str(a), "--deals", "0:3", "--csv", str(tmp_path / "no" / "o.csv")], "--csv"),
+    ]:
+        assert says in one_line_error(capsys, probe.main, bad)
