@@ -359,12 +359,15 @@ def test_won_by_counts_the_runs_that_won_each_deal_and_skips_runs_missing_a_deal
     other = write_runs(tmp_path / "d.csv", "spider-2suit", {"planner": {0: True, 1: True, 2: True}})
     twice = tmp_path / "e.csv"
     twice.write_text(a.read_text() + "spider-4suit,planner,0,True,100\n")
+    torn = tmp_path / "f.csv"
+    torn.write_text(a.read_text() + "spider-4suit,planner\n")
     for bad, says in [
         ([str(a), str(other), "--deals", "0:3"], "the runs are of several games"),
         ([str(a), "--deals", "0:4"], "no run of any agent* played every deal of --deals 0:4"),
         ([str(tmp_path / "none.csv"), "--deals", "0:3"], "cannot read"),
         ([str(tmp_path), "--deals", "0:3"], "cannot read"),
         ([str(twice), "--deals", "0:3"], "plays deal 0 twice"),
+        ([str(torn), "--deals", "0:3"], "line 8 is not a game's record"),
         ([str(a), "--deals", "x"], "bad deal range"),
         ([str(a), "--deals", "0:3", "--csv", str(tmp_path / "no" / "o.csv")], "--csv"),
     ]:

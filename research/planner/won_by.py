@@ -33,7 +33,8 @@ WON = ("True", "true", "1")
 
 def read_runs(paths: Sequence[str]) -> dict[tuple[str, str], tuple[str, dict[int, bool]]]:
     """Each run ``(file, agent)`` of the CSVs: its game and its outcome per deal; ``ValueError``
-    naming the file that is not an evaluation CSV or plays a deal twice."""
+    naming the file that is not an evaluation CSV, has a line that is not a game's record, or
+    plays a deal twice."""
     runs: dict[tuple[str, str], tuple[str, dict[int, bool]]] = {}
     for path in paths:
         try:
@@ -44,10 +45,15 @@ def read_runs(paths: Sequence[str]) -> dict[tuple[str, str], tuple[str, dict[int
                     cols = ", ".join(sorted(missing))
                     raise ValueError(f"{path} is not an evaluation CSV: no column {cols}")
                 for row in reader:
+                    try:
+                        deal = int(row["deal"])
+                    except (TypeError, ValueError):
+                        raise ValueError(
+                            f"{path}: line {reader.line_num} is not a game's record"
+                        ) from None
                     variant, games = runs.setdefault((path, row["agent"]), (row["variant"], {}))
                     if row["variant"] != variant:
                         raise ValueError(f"{path}: agent {row['agent']!r} plays two games")
-                    deal = int(row["deal"])
                     if deal in games:
                         raise ValueError(f"{path}: agent {row['agent']!r} plays deal {deal} twice")
                     games[deal] = row["won"] in WON
